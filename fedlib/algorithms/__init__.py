@@ -1,0 +1,12 @@
+"""Registry of federated algorithms: name -> AlgorithmSpec (see base.py for the protocol)."""
+from fedlib.algorithms.base import AlgorithmSpec
+from fedlib.algorithms import fedavg, scaffold, localadam, fedlada, tracking
+
+ALGORITHMS: dict[str, AlgorithmSpec] = {}
+for _module in (fedavg, scaffold, localadam, fedlada, tracking):
+    for _spec in _module.SPECS:
+        ALGORITHMS[_spec.name] = _spec
+
+
+def get_algorithm(name: str) -> AlgorithmSpec:
+    return ALGORITHMS[name]

@@ -1,0 +1,126 @@
+"""FAdamET and FAdamGT: federated Adam with parameter tracking (spec §1.2-1.5, Algorithm 1).
+
+Shared skeleton (state for ALL n clients: y_i and v_i [n, d]; server: x, y):
+  round t:  S^t (engine), Y^t ⊆ S^t uniform without replacement, |Y^t| = min(cfg.Y, |S^t|), from ctx.generator
+  every i ∈ S^t starts at x^(t) with m = 0, v = v_i, v̂ per A1, and a constant correction y^(t) − y_i^(t)
+    ET  (estimate tracking): moments see the raw g; x ← x − η_l (Δ + y − y_i)                (lines 11, 17)
+    GT  (gradient tracking): ĝ = g + y − y_i feeds BOTH moments; x ← x − η_l Δ               (lines 12, 18)
+  after K_i = ctx.steps[c] steps, only i ∈ Y^t update y_i:
+    ET  y_i ← y_i − y + (x^(t) − x_i^(t,K_i+1)) / (K_i η_l)        (= mean Δ of the round when wd = 0)  (line 21)
+    GT  y_i ← (1/K_i) Σ_k g_i^(t,k), raw (uncorrected) minibatch gradients along the trajectory       (line 22)
+  every i ∈ S^t persists v_i (line 24, A1 variant); clients outside S^t are untouched.
+  server: x ← x + η_g Σ_c w_c (x_c − x)        (w = ctx.weights, uniform 1/S by default: the paper's η_g/S)
+          y ← y + (1/n) Σ_{i∈Y^t} (y_i⁺ − y_i)   (1/n, no η_g: keeps y = mean_i y_i, test T4)
+
+"Raw gradient" includes the coupled L2 term wd·x when wd_mode = "coupled" (spec A8). With tracking_size = 0 both
+methods reduce bit-for-bit to LocalAdam (test T6): the correction is 0 and Y^t = ∅ (no random draw is made).
+Communication per participating client per round: x↓, y↓, Δx↑ from all of S^t, Δy↑ from Y^t only = 3 + Y/S.
+"""
+from __future__ import annotations
+
+import torch
+
+from fedlib.algorithms import adam
+from fedlib.algorithms.base import AlgorithmSpec, server_model_step, weighted_mean
+
+TRACKING_INITS = ("zeros",)
+
+
+def tracking_factor(ctx) -> float:
+    """The factor of the tracking aggregation y += factor · Σ_{i∈Y^t} Δy_i (Alg. 1 line 29): 1/n."""
+    return 1.0 / ctx.n
+
+
+def tracking_count(ctx) -> int:
+    """|Y^t| = min(cfg.Y, |S^t|) (S^t can be smaller than S under Bernoulli participation)."""
+    return max(0, min(int(ctx.cfg.Y), ctx.size))
+
+
+def sample_tracking_subset(ctx, device) -> torch.Tensor:
+    """BoolTensor [C]: membership of each cohort client in Y^t, uniform without replacement inside S^t."""
+    C, Y = ctx.size, tracking_count(ctx)
+    mask = torch.zeros(C, dtype=torch.bool)
+    if Y == C:
+        mask[:] = True
+    elif Y > 0:
+        mask[torch.randperm(C, generator=ctx.generator)[:Y]] = True
+    return mask.to(device)
+
+
+def _make(kind: str) -> AlgorithmSpec:
+    assert kind in ("et", "gt")
+
+    def init(x0, n, cfg):
+        cfg = adam.config_of(cfg)
+        init_mode = getattr(cfg, "tracking_init", "zeros")
+        if init_mode not in TRACKING_INITS:
+            from fedlib.config import ConfigError
+            raise ConfigError(
+                f"tracking_init={init_mode!r} is not supported by fadam{kind}: a warm start needs every client's "
+                f"gradient at x^(1) before round 1, which the paper does not define (spec A3) and the algorithm "
+                f"protocol cannot compute at init; allowed: {', '.join(TRACKING_INITS)}")
+        server = {"x": x0.clone(), "y": torch.zeros_like(x0)}
+        clients = {"y": torch.zeros(n, x0.numel(), dtype=x0.dtype, device=x0.device),
+                   **adam.init_client_moments(n, x0, cfg)}
+        return server, clients
+
+    def client_begin(server, clients, ctx):
+        C = ctx.size
+        local = {"x": server["x"].unsqueeze(0).expand(C, -1).clone(),
+                 "corr": server["y"].unsqueeze(0) - clients["y"],        # y^(t) − y_i^(t), constant this round
+                 **adam.begin_moments(clients["v"], clients, ctx.cfg)}
+        if kind == "gt":
+            local["gsum"] = torch.zeros_like(local["x"])                 # Σ_k raw g_i^(t,k)
+        return local
+
+    def client_step(local, grad_fn, server, ctx, k):
+        cfg = ctx.cfg
+        x = local["x"]
+        _, grad = grad_fn(x)
+        g = adam.coupled_grad(grad, x, cfg)
+        out = dict(local)
+        if kind == "gt":
+            g_hat = g + local["corr"]
+            out["gsum"] = local["gsum"] + g
+        else:
+            g_hat = g
+        m, v, vhat, delta = adam.adam_update(local["m"], local["v"], local["vhat"], g_hat, cfg)
+        step_dir = delta + local["corr"] if kind == "et" else delta
+        out.update(x=adam.apply_step(x, step_dir, adam.local_lr(cfg), cfg), m=m, v=v, vhat=vhat)
+        return out
+
+    def client_end(local, server, clients, ctx):
+        x = local["x"]
+        tracked = sample_tracking_subset(ctx, x.device) & (ctx.steps > 0)
+        steps = ctx.steps.clamp(min=1).to(x.dtype).unsqueeze(1)
+        if kind == "et":
+            y_round = clients["y"] - server["y"].unsqueeze(0) + (server["x"] - x) / (steps * adam.local_lr(ctx.cfg))
+        else:
+            y_round = local["gsum"] / steps
+        y_new = torch.where(tracked.unsqueeze(1), y_round, clients["y"])
+        upload = {"dx": x - server["x"], "dy": y_new - clients["y"], "tracked": tracked}
+        return upload, {"y": y_new, **adam.end_moments(local, ctx.cfg)}
+
+    def server_update(server, upload, ctx):
+        new = dict(server)
+        new["x"] = server_model_step(server, weighted_mean(upload["dx"], ctx.weights), ctx.cfg.server_lr)
+        new["y"] = server["y"] + tracking_factor(ctx) * upload["dy"].sum(0)
+        return new
+
+    def comm_vectors(cfg) -> float:
+        from fedlib.comm import tracking_vectors
+        return tracking_vectors(cfg.Y, cfg.clients_per_round)
+
+    where = "raw gradient, before both moments" if kind == "gt" else "Adam direction, after the moments"
+    return AlgorithmSpec(
+        name=f"fadam{kind}",
+        description=f"FAdam{kind.upper()}: local Adam with {'gradient' if kind == 'gt' else 'estimate'} tracking "
+                    f"(correction y − y_i on the {where}; 3 + Y/S vectors/round)",
+        init=init, client_begin=client_begin, client_step=client_step, client_end=client_end,
+        server_update=server_update, comm_vectors=comm_vectors, lr_default=adam.LR_DEFAULT,
+    )
+
+
+FADAMET = _make("et")
+FADAMGT = _make("gt")
+SPECS = (FADAMET, FADAMGT)

@@ -1,0 +1,251 @@
+"""A typed, validated run configuration.
+
+Every field has a type, a default and a rule. `RunConfig.from_dict` coerces strings from the command line,
+refuses unknown keys, and `validate()` checks every rule before any compute starts. Errors are ConfigError with a
+one-line message naming the field and what is allowed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, Optional
+
+
+class ConfigError(ValueError):
+    """An invalid configuration value; the message names the field and what is allowed."""
+
+
+@dataclass
+class RunConfig:
+    # what to run
+    algorithm: str = "fedavg"
+    dataset: str = "digits"
+    model: str = "auto"                     # "auto" picks the dataset's default model
+    # federation
+    n_clients: int = 20                     # n
+    clients_per_round: int = 5              # S (expected cohort size under Bernoulli participation)
+    participation: Literal["uniform", "bernoulli"] = "uniform"
+    aggregation: Literal["uniform", "size"] = "uniform"   # server mean unweighted (papers) or by client data size
+    # partition
+    partition: str = "dirichlet"
+    alpha: float = 0.1                      # Dirichlet concentration (dirichlet, dirichlet_balanced, dirichlet_fedma)
+    classes_per_client: int = 2             # k_classes / shards per client
+    similarity: float = 0.1                 # FAFED s-similarity fraction in [0, 1]
+    min_client_size: int = 10               # per-label Dirichlet retries until every client has this many samples
+    # local work
+    rounds: int = 50
+    local_steps: int = 3                    # K (minibatch steps) unless local_epochs is set
+    local_epochs: Optional[float] = None    # if set, K_i = ceil(local_epochs * |D_i| / batch_size), masked
+    batch_size: int = 32
+    lr: Optional[float] = None              # η_l; None = the algorithm's paper default
+    server_lr: float = 1.0                  # η_g
+    weight_decay: float = 0.0
+    wd_mode: Literal["coupled", "decoupled"] = "coupled"   # spec A8
+    augment: bool = False                   # pad-crop + flip for image datasets
+    # adaptive methods
+    beta1: float = 0.9
+    beta2: float = 0.99
+    eps: float = 1e-8
+    vhat_init: Literal["v1", "v2", "v3", "v4"] = "v1"      # spec A1
+    tracking_size: Optional[int] = None     # Y (FAdamET/GT); None = S // 2
+    tracking_init: Literal["zeros", "warm"] = "zeros"      # spec A3
+    lada_alpha: float = 0.5                 # FedLADA weight of the local Adam direction (paper does not report it)
+    bn_policy: Literal["average"] = "average"              # spec A11 (models here use GroupNorm; no BN buffers)
+    # evaluation and bookkeeping
+    eval_every: int = 1
+    eval_batch_size: int = 2048
+    target_acc: Optional[float] = None      # fraction in (0, 1]; rounds-to-target is computed against it
+    stop_at_target: bool = False
+    seed: int = 0
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    oracle: Literal["auto", "vmap", "loop"] = "auto"
+    checkpoint_every: int = 0               # rounds; 0 = no checkpoints
+    data_dir: Optional[str] = None          # None = $FEDLIB_DATA or ~/.cache/fedlib
+    progress: bool = True
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "RunConfig":
+        known = {f.name: f for f in fields(cls)}
+        kwargs = {}
+        for key, raw in values.items():
+            if key not in known:
+                hint = difflib.get_close_matches(key, known, n=1)
+                more = f" (did you mean '{hint[0]}'?)" if hint else ""
+                raise ConfigError(f"unknown config key '{key}'{more}; allowed keys: {', '.join(known)}")
+            kwargs[key] = _coerce(key, raw, _field_type(cls, key))
+        return cls(**kwargs)
+
+    def replace(self, **changes) -> "RunConfig":
+        return RunConfig.from_dict({**self.to_dict(), **changes})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> "RunConfig":
+        """Check every rule; raise ConfigError naming the first offending field. Returns self."""
+        from fedlib.algorithms import ALGORITHMS
+        from fedlib.data import DATASETS, PARTITIONERS
+        from fedlib.models import MODELS
+
+        _choice("algorithm", self.algorithm, ALGORITHMS)
+        _choice("dataset", self.dataset, DATASETS)
+        _choice("partition", self.partition, PARTITIONERS)
+        if self.model != "auto":
+            _choice("model", self.model, MODELS)
+        for name in typing.get_type_hints(RunConfig):
+            allowed = _literal_values(_field_type(RunConfig, name))
+            if allowed is not None:
+                _choice(name, getattr(self, name), allowed)
+        _positive_int("n_clients", self.n_clients)
+        _positive_int("clients_per_round", self.clients_per_round)
+        if self.clients_per_round > self.n_clients:
+            raise ConfigError(f"clients_per_round={self.clients_per_round} is larger than n_clients="
+                              f"{self.n_clients}; allowed: 1 <= clients_per_round <= n_clients")
+        _positive_float("alpha", self.alpha)
+        _positive_int("classes_per_client", self.classes_per_client)
+        _range("similarity", self.similarity, 0.0, 1.0)
+        _nonneg_int("min_client_size", self.min_client_size)
+        _positive_int("rounds", self.rounds)
+        _positive_int("local_steps", self.local_steps)
+        if self.local_epochs is not None:
+            _positive_float("local_epochs", self.local_epochs)
+        _positive_int("batch_size", self.batch_size)
+        if self.lr is not None:
+            _positive_float("lr", self.lr)
+        _positive_float("server_lr", self.server_lr)
+        _nonneg_float("weight_decay", self.weight_decay)
+        _range("beta1", self.beta1, 0.0, 1.0, hi_open=True)
+        _range("beta2", self.beta2, 0.0, 1.0, hi_open=True)
+        _positive_float("eps", self.eps)
+        if self.tracking_size is not None:
+            if not 0 <= self.tracking_size <= self.clients_per_round:
+                raise ConfigError(f"tracking_size={self.tracking_size} is out of range; allowed: "
+                                  f"0 <= tracking_size <= clients_per_round ({self.clients_per_round})")
+        _range("lada_alpha", self.lada_alpha, 0.0, 1.0)
+        _positive_int("eval_every", self.eval_every)
+        _positive_int("eval_batch_size", self.eval_batch_size)
+        if self.target_acc is not None:
+            _range("target_acc", self.target_acc, 0.0, 1.0, lo_open=True)
+        if self.stop_at_target and self.target_acc is None:
+            raise ConfigError("stop_at_target=true needs target_acc; allowed: set target_acc in (0, 1]")
+        _nonneg_int("seed", self.seed)
+        _nonneg_int("checkpoint_every", self.checkpoint_every)
+        return self
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def Y(self) -> int:
+        """Tracking-subset size (FAdamET/GT); defaults to S // 2 as in the paper's Table 1."""
+        return self.clients_per_round // 2 if self.tracking_size is None else self.tracking_size
+
+    def semantic_dict(self) -> dict[str, Any]:
+        """The fields that change the numbers of a run (not where or how visibly it runs)."""
+        d = self.to_dict()
+        for key in ("device", "oracle", "progress", "checkpoint_every", "data_dir", "eval_batch_size"):
+            d.pop(key)
+        return d
+
+    def fingerprint(self) -> str:
+        """Content hash of the semantic fields: the run-cache key."""
+        blob = json.dumps(self.semantic_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------- helpers
+
+def _field_type(cls, name: str):
+    return typing.get_type_hints(cls)[name]
+
+
+def _literal_values(tp) -> tuple | None:
+    if typing.get_origin(tp) is Literal:
+        return typing.get_args(tp)
+    return None
+
+
+def _coerce(name: str, raw: Any, tp) -> Any:
+    """Turn a CLI string (or YAML value) into the field's type; ConfigError on failure."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if raw is None or (isinstance(raw, str) and raw.lower() in ("none", "null", "")):
+            return None
+        return _coerce(name, raw, args[0])
+    if origin is Literal:
+        allowed = typing.get_args(tp)
+        if raw not in allowed:
+            raise ConfigError(f"{name}={raw!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
+        return raw
+    try:
+        if tp is bool:
+            if isinstance(raw, bool):
+                return raw
+            if isinstance(raw, str) and raw.lower() in ("true", "1", "yes", "on"):
+                return True
+            if isinstance(raw, str) and raw.lower() in ("false", "0", "no", "off"):
+                return False
+            raise ValueError
+        if tp is int:
+            if isinstance(raw, bool):
+                raise ValueError
+            if isinstance(raw, float) and not raw.is_integer():
+                raise ValueError
+            if isinstance(raw, str):
+                return int(raw)
+            return int(raw)
+        if tp is float:
+            if isinstance(raw, bool):
+                raise ValueError
+            return float(raw)
+        if tp is str:
+            if not isinstance(raw, str):
+                raise ValueError
+            return raw
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name}={raw!r} has the wrong type; expected {tp.__name__}") from None
+    return raw
+
+
+def _choice(name, value, allowed):
+    if value not in allowed:
+        raise ConfigError(f"{name}={value!r} is not known; allowed: {', '.join(map(str, allowed))}")
+
+
+def _positive_int(name, v):
+    if v < 1:
+        raise ConfigError(f"{name}={v} must be a positive integer (>= 1)")
+
+
+def _nonneg_int(name, v):
+    if v < 0:
+        raise ConfigError(f"{name}={v} must be a non-negative integer (>= 0)")
+
+
+def _positive_float(name, v):
+    if not v > 0 or v != v or v == float("inf"):
+        raise ConfigError(f"{name}={v} must be a finite number > 0")
+
+
+def _nonneg_float(name, v):
+    if not v >= 0 or v == float("inf"):
+        raise ConfigError(f"{name}={v} must be a finite number >= 0")
+
+
+def _range(name, v, lo, hi, lo_open=False, hi_open=False):
+    ok_lo = v > lo if lo_open else v >= lo
+    ok_hi = v < hi if hi_open else v <= hi
+    if not (ok_lo and ok_hi):
+        lb = "(" if lo_open else "["
+        rb = ")" if hi_open else "]"
+        raise ConfigError(f"{name}={v} is out of range; allowed: {lb}{lo}, {hi}{rb}")

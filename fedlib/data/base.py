@@ -1,0 +1,73 @@
+"""The dataset record every source returns, and how a batch is turned into model input."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Literal, Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+
+
+@dataclass
+class FedDataset:
+    """A whole dataset held as compact tensors (uint8 images, float features, int64 labels).
+
+    Images stay uint8 [N, C, H, W] on the device; `prepare` turns a batch of any leading shape into normalised
+    float input (and applies per-sample augmentation when asked). Tabular sets are float32 [N, F] already.
+    """
+
+    name: str
+    task: Literal["classification", "regression"]
+    x_train: Tensor
+    y_train: Tensor
+    x_test: Tensor
+    y_test: Tensor
+    num_classes: int                      # 0 for regression
+    mean: Optional[tuple[float, ...]] = None   # per-channel normalisation of uint8 images
+    std: Optional[tuple[float, ...]] = None
+    client_ids: Optional[np.ndarray] = None    # natural partition (e.g. the least-squares task), int [N_train]
+    source: str = ""                      # where the data came from (package, HF hub id, raw files, generator)
+    extras: Optional[dict] = None         # task facts tests may use (e.g. the least-squares optimum)
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(self.x_train.shape[1:])
+
+    @property
+    def is_image(self) -> bool:
+        return self.x_train.dtype == torch.uint8
+
+    @property
+    def n_train(self) -> int:
+        return int(self.x_train.shape[0])
+
+    def train_labels(self) -> np.ndarray:
+        """Train labels as a numpy array (int64 for classification) -- what the partitioners consume."""
+        return self.y_train.detach().cpu().numpy()
+
+    def prepare(self, x: Tensor, augment: bool = False, generator: Optional[torch.Generator] = None) -> Tensor:
+        """Model input for a batch of any leading shape; see `fedlib.data.transforms.prepare_batch`."""
+        from fedlib.data.transforms import prepare_batch
+        return prepare_batch(self, x, augment, generator)
+
+    def to(self, device) -> "FedDataset":
+        return replace(self, x_train=self.x_train.to(device), y_train=self.y_train.to(device),
+                       x_test=self.x_test.to(device), y_test=self.y_test.to(device))
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A named dataset source. `load(data_dir, seed)` returns the whole FedDataset.
+
+    `offline` is True when the data ships with an installed package or is generated (no download ever).
+    Train/test splits never depend on `seed` (results must be comparable across seeds); the argument is there
+    so a source *may* use it for run-level randomness, and none of the built-in sources does.
+    """
+
+    name: str
+    description: str
+    load: Callable[[Path, int], FedDataset]
+    default_model: Literal["cnn", "resnet18", "linear", "mlp"]
+    offline: bool

@@ -1,0 +1,315 @@
+"""The round loop: sample a cohort, run its local steps through the oracle, aggregate, evaluate, checkpoint.
+
+`Simulation(cfg)` holds all state (server dict, per-client dict `[n, ...]`, seeded generators) and exposes
+`run_round()`; `run(cfg, out_dir)` drives it to the end and returns (and writes) the result record.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+import fedlib
+from fedlib.algorithms import ALGORITHMS
+from fedlib.algorithms.base import RoundContext
+from fedlib.config import RunConfig
+from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
+from fedlib.metrics import summarize
+from fedlib.models import build_model
+from fedlib.oracle import Oracle, choose_mode
+
+CHECKPOINT = "checkpoint.pt"
+RESULT = "result.json"
+
+
+def resolve(cfg: RunConfig | dict) -> RunConfig:
+    """Validate and fill the 'auto'/None defaults that depend on the algorithm or dataset."""
+    if isinstance(cfg, dict):
+        cfg = RunConfig.from_dict(cfg)
+    cfg.validate()
+    changes: dict[str, Any] = {}
+    if cfg.lr is None:
+        changes["lr"] = ALGORITHMS[cfg.algorithm].lr_default
+    if cfg.model == "auto":
+        changes["model"] = DATASETS[cfg.dataset].default_model
+    return cfg.replace(**changes) if changes else cfg
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device=cuda was requested but torch.cuda.is_available() is False")
+    return torch.device(name)
+
+
+def environment(device: torch.device, oracle_info: dict) -> dict:
+    env = {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
+           "platform": platform.platform(), "device": str(device), "threads": torch.get_num_threads(),
+           "oracle": oracle_info}
+    if device.type == "cuda":
+        env["gpu"] = torch.cuda.get_device_name(device)
+    return env
+
+
+def _merge_active(new: dict, old: dict, active: Tensor) -> dict:
+    """Take `new` for clients still stepping and keep `old` for the rest (unequal local work is masked)."""
+    if bool(active.all()):
+        return new
+    out = {}
+    for key, value in new.items():
+        mask = active.view(-1, *([1] * (value.dim() - 1)))
+        out[key] = torch.where(mask, value, old[key])
+    return out
+
+
+class Simulation:
+    """All state of one federated run, advanced one round at a time."""
+
+    def __init__(self, cfg: RunConfig | dict):
+        self.cfg = cfg = resolve(cfg)
+        self.device = pick_device(cfg.device)
+        self.alg = ALGORITHMS[cfg.algorithm]
+        self.data = load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed).to(self.device)
+        parts = partition_dataset(self.data, cfg.partition, cfg.n_clients, cfg.seed, alpha=cfg.alpha,
+                                  classes_per_client=cfg.classes_per_client, similarity=cfg.similarity,
+                                  min_client_size=cfg.min_client_size)
+        if len(parts) != cfg.n_clients:
+            raise RuntimeError(f"partition {cfg.partition!r} produced {len(parts)} clients, expected {cfg.n_clients}")
+        self.sizes = torch.tensor([len(p) for p in parts], dtype=torch.long, device=self.device)
+        if int(self.sizes.min()) == 0:
+            raise RuntimeError(f"partition {cfg.partition!r} left a client with no data; try fewer clients or "
+                               "another partition")
+        width = int(self.sizes.max())
+        index = np.zeros((cfg.n_clients, width), dtype=np.int64)
+        for i, p in enumerate(parts):
+            index[i, : len(p)] = p
+        self.index = torch.from_numpy(index).to(self.device)       # [n, max size], padded rows
+
+        torch.manual_seed(cfg.seed)
+        model = build_model(cfg.model, self.data.input_shape, self.data.num_classes).to(self.device)
+        self.oracle = Oracle(model, self.data.task)
+        self.server, self.clients = self.alg.init(self.oracle.flat_params(), cfg.n_clients, cfg)
+        self.cohort_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 1)
+        self.alg_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 2)
+        self.batch_gen = torch.Generator(device=self.device).manual_seed(cfg.seed * 1_000_003 + 3)
+        self.round = 0
+        self.records: list[dict] = []
+        self.status = "ok"
+        self.oracle_info: dict | None = None
+        self.comm_per_round = float(self.alg.comm_vectors(cfg))
+
+    # ------------------------------------------------------------------ sampling
+    def sample_cohort(self) -> Tensor:
+        n, S = self.cfg.n_clients, self.cfg.clients_per_round
+        if self.cfg.participation == "uniform":
+            ids = torch.randperm(n, generator=self.cohort_gen)[:S]
+        else:  # Bernoulli(S/n) per client, redrawn when empty (FL-Simulator)
+            while True:
+                ids = torch.nonzero(torch.rand(n, generator=self.cohort_gen) < S / n).flatten()
+                if ids.numel():
+                    break
+        return torch.sort(ids).values.to(self.device)
+
+    def local_steps(self, cohort: Tensor) -> Tensor:
+        if self.cfg.local_epochs is None:
+            return torch.full_like(cohort, self.cfg.local_steps)
+        sizes = self.sizes[cohort].to(torch.float64)
+        return torch.ceil(self.cfg.local_epochs * sizes / self.cfg.batch_size).long().clamp(min=1)
+
+    def batch_positions(self, cohort: Tensor) -> Tensor:
+        """A fresh per-client permutation of its own data each round: [C, max size] positions."""
+        sizes = self.sizes[cohort]
+        width = self.index.shape[1]
+        keys = torch.rand(cohort.numel(), width, generator=self.batch_gen, device=self.device)
+        keys = keys + (torch.arange(width, device=self.device) >= sizes[:, None])  # padding sorts last
+        return keys.argsort(dim=1)
+
+    def batch(self, cohort: Tensor, perm: Tensor, k: int) -> tuple[Tensor, Tensor]:
+        """Minibatch k of the round: positions k·B .. k·B+B-1 of each client's permutation (wrapping around)."""
+        B = self.cfg.batch_size
+        sizes = self.sizes[cohort]
+        pos = (k * B + torch.arange(B, device=self.device))[None, :] % sizes[:, None]
+        rows = torch.gather(perm, 1, pos)
+        idx = torch.gather(self.index[cohort], 1, rows)                       # [C, B] dataset indices
+        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen)
+        return x, self.data.y_train[idx]
+
+    # ------------------------------------------------------------------ one round
+    def run_round(self) -> dict:
+        cfg, alg = self.cfg, self.alg
+        start = time.perf_counter()
+        self.round += 1
+        cohort = self.sample_cohort()
+        steps = self.local_steps(cohort)
+        if cfg.aggregation == "size":
+            w = self.sizes[cohort].to(torch.float32)
+        else:
+            w = torch.ones(cohort.numel(), device=self.device)
+        ctx = RoundContext(cfg=cfg, round=self.round, n=cfg.n_clients, cohort=cohort, steps=steps,
+                           weights=w / w.sum(), generator=self.alg_gen)
+        gathered = {k: v[cohort] for k, v in self.clients.items()}
+        local = alg.client_begin(self.server, gathered, ctx)
+        perm = self.batch_positions(cohort)
+        loss_sum = torch.zeros((), device=self.device)
+        loss_count = 0
+        for k in range(ctx.max_steps):
+            x, y = self.batch(cohort, perm, k)
+            if self.oracle_info is None:
+                mode, self.oracle_info = choose_mode(cfg.oracle, self.oracle, local["x"], x, y)
+                self.oracle.mode = mode
+            first_loss: list[Tensor] = []
+
+            def grad_fn(points: Tensor, _x=x, _y=y) -> tuple[Tensor, Tensor]:
+                losses, grads = self.oracle(points, _x, _y)
+                if not first_loss:
+                    first_loss.append(losses)
+                return losses, grads
+
+            active = ctx.active(k)
+            new = alg.client_step(local, grad_fn, self.server, ctx, k)
+            local = _merge_active(new, local, active)
+            if first_loss:
+                loss_sum = loss_sum + (first_loss[0] * active).sum()
+                loss_count += int(active.sum())
+        upload, new_clients = alg.client_end(local, self.server, gathered, ctx)
+        for key, value in new_clients.items():
+            self.clients[key][cohort] = value
+        self.server = alg.server_update(self.server, upload, ctx)
+
+        train_loss = float(loss_sum) / max(loss_count, 1)
+        record = {"round": self.round, "cohort_size": int(cohort.numel()), "train_loss": train_loss,
+                  "test_loss": None, "test_acc": None,
+                  "comm_vectors": self.comm_per_round * self.round,
+                  "comm_bits": self.comm_per_round * self.round * self.oracle.d * 32}
+        finite = math.isfinite(train_loss) and bool(torch.isfinite(self.server["x"]).all())
+        if not finite:
+            self.status = "diverged"
+        elif self.round % cfg.eval_every == 0 or self.round == cfg.rounds:
+            record["test_loss"], record["test_acc"] = self.evaluate()
+        record["wall_s"] = time.perf_counter() - start
+        self.records.append(record)
+        return record
+
+    def evaluate(self) -> tuple[float, float | None]:
+        prep = lambda xb: prepare_batch(self.data, xb, False, None)  # noqa: E731
+        return self.oracle.evaluate(self.server["x"], self.data.x_test, self.data.y_test, prep,
+                                    self.cfg.eval_batch_size)
+
+    @property
+    def finished(self) -> bool:
+        if self.status != "ok" or self.round >= self.cfg.rounds:
+            return True
+        if self.cfg.stop_at_target and self.records:
+            acc = self.records[-1]["test_acc"]
+            return acc is not None and acc >= self.cfg.target_acc
+        return False
+
+    # ------------------------------------------------------------------ checkpoints
+    def state_dict(self) -> dict:
+        return {"fingerprint": self.cfg.fingerprint(), "round": self.round, "records": self.records,
+                "status": self.status, "server": self.server, "clients": self.clients,
+                "cohort_gen": self.cohort_gen.get_state(), "alg_gen": self.alg_gen.get_state(),
+                "batch_gen": self.batch_gen.get_state(), "oracle_info": self.oracle_info}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["fingerprint"] != self.cfg.fingerprint():
+            raise RuntimeError("checkpoint belongs to a different configuration")
+        self.round, self.records, self.status = state["round"], state["records"], state["status"]
+        self.server = {k: v.to(self.device) for k, v in state["server"].items()}
+        self.clients = {k: v.to(self.device) for k, v in state["clients"].items()}
+        self.cohort_gen.set_state(state["cohort_gen"])
+        self.alg_gen.set_state(state["alg_gen"])
+        self.batch_gen.set_state(state["batch_gen"])
+        self.oracle_info = state["oracle_info"]
+        if self.oracle_info is not None:
+            self.oracle.mode = self.oracle_info["mode"] if "mode" in self.oracle_info else self.oracle_info["requested"]
+
+    def save_checkpoint(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        torch.save(self.state_dict(), tmp)
+        tmp.replace(path)
+
+    # ------------------------------------------------------------------ the record
+    def result(self) -> dict:
+        cfg = self.cfg
+        return {
+            "fedlib_version": fedlib.__version__,
+            "config": cfg.to_dict(),
+            "fingerprint": cfg.fingerprint(),
+            "environment": environment(self.device, self.oracle_info or {}),
+            "model": {"name": cfg.model, "num_params": self.oracle.d},
+            "dataset": {"name": cfg.dataset, "source": self.data.source, "n_train": int(self.data.x_train.shape[0]),
+                        "n_test": int(self.data.x_test.shape[0]), "num_classes": self.data.num_classes},
+            "partition": {"name": cfg.partition, "client_sizes": self.sizes.tolist()},
+            "comm": {"vectors_per_round": self.comm_per_round, "bits_per_vector": 32 * self.oracle.d},
+            "rounds": self.records,
+            "summary": summarize(self.records, self.status, cfg.target_acc, cfg.rounds),
+        }
+
+
+def _progress(sim: Simulation, initial: int):
+    from tqdm.auto import tqdm
+
+    quiet = not (sim.cfg.progress and sys.stderr.isatty())
+    return tqdm(total=sim.cfg.rounds, initial=initial, disable=quiet, desc=f"{sim.cfg.algorithm}/{sim.cfg.dataset}",
+                unit="round", leave=False)
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=1, default=_json_default))
+    tmp.replace(path)
+
+
+def _json_default(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    raise TypeError(f"not JSON serialisable: {type(o)}")
+
+
+def run(cfg: RunConfig | dict, out_dir: str | Path | None = None, *, stop_after: int | None = None) -> dict:
+    """Run one configuration to the end and return its result record.
+
+    With `out_dir`, the record is written to `out_dir/result.json` (atomically) and, when `checkpoint_every > 0`,
+    a checkpoint every N rounds; an existing checkpoint for the same configuration is resumed exactly.
+    `stop_after` ends the run early after that round (used to test kill-and-resume); the record is not written.
+    Nothing is written when the configuration is invalid: validation happens before any directory is made.
+    """
+    sim = Simulation(cfg)
+    out = Path(out_dir) if out_dir is not None else None
+    ckpt = out / CHECKPOINT if out is not None else None
+    if ckpt is not None and ckpt.exists():
+        sim.load_state_dict(torch.load(ckpt, weights_only=False))
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    bar = _progress(sim, sim.round)
+    try:
+        while not sim.finished:
+            rec = sim.run_round()
+            bar.update(1)
+            if rec["test_acc"] is not None:
+                bar.set_postfix(acc=f"{rec['test_acc']:.3f}", loss=f"{rec['train_loss']:.3f}")
+            if ckpt is not None and sim.cfg.checkpoint_every and sim.round % sim.cfg.checkpoint_every == 0:
+                sim.save_checkpoint(ckpt)
+            if stop_after is not None and sim.round >= stop_after:
+                return sim.result()
+    finally:
+        bar.close()
+    result = sim.result()
+    if out is not None:
+        write_json_atomic(out / RESULT, result)
+        if ckpt is not None and ckpt.exists():
+            ckpt.unlink()
+    return result
