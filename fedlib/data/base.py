@@ -1,9 +1,10 @@
 """The dataset record every source returns, and how a batch is turned into model input."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Literal, Optional
+from typing import Literal
 
 import numpy as np
 import torch
@@ -25,11 +26,11 @@ class FedDataset:
     x_test: Tensor
     y_test: Tensor
     num_classes: int                      # 0 for regression
-    mean: Optional[tuple[float, ...]] = None   # per-channel normalisation of uint8 images
-    std: Optional[tuple[float, ...]] = None
-    client_ids: Optional[np.ndarray] = None    # natural partition (e.g. the least-squares task), int [N_train]
+    mean: tuple[float, ...] | None = None   # per-channel normalisation of uint8 images
+    std: tuple[float, ...] | None = None
+    client_ids: np.ndarray | None = None    # natural partition (e.g. the least-squares task), int [N_train]
     source: str = ""                      # where the data came from (package, HF hub id, raw files, generator)
-    extras: Optional[dict] = None         # task facts tests may use (e.g. the least-squares optimum)
+    extras: dict | None = None         # task facts tests may use (e.g. the least-squares optimum)
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -47,12 +48,12 @@ class FedDataset:
         """Train labels as a numpy array (int64 for classification) -- what the partitioners consume."""
         return self.y_train.detach().cpu().numpy()
 
-    def prepare(self, x: Tensor, augment: bool = False, generator: Optional[torch.Generator] = None) -> Tensor:
+    def prepare(self, x: Tensor, augment: bool = False, generator: torch.Generator | None = None) -> Tensor:
         """Model input for a batch of any leading shape; see `fedlib.data.transforms.prepare_batch`."""
         from fedlib.data.transforms import prepare_batch
         return prepare_batch(self, x, augment, generator)
 
-    def to(self, device) -> "FedDataset":
+    def to(self, device) -> FedDataset:
         return replace(self, x_train=self.x_train.to(device), y_train=self.y_train.to(device),
                        x_test=self.x_test.to(device), y_test=self.y_test.to(device))
 

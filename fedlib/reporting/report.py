@@ -1,0 +1,159 @@
+"""Report pages: the header every artefact carries (scale, stand-ins, settings), artefact metadata, the index.
+
+Each notebook writes, next to its table/figure, `<artefact>.md` (header, the artefact, claims) and `<artefact>.json`
+(metadata + claim verdicts + headline numbers; also DVC metrics). `python -m fedlib.reporting.index reports`
+builds `reports/README.md` from every `reports/<paper>/*.json` it finds.
+
+Committed artefacts hold no timestamps or timings, so regenerating them from the same runs gives the same bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+#: fedlib modules whose code decides the numbers of a run (provenance hash below)
+NUMERIC_SOURCES = ("config.py", "engine.py", "oracle.py", "metrics.py", "algorithms", "data", "models")
+
+SCALE_TEXT = {
+    "embedded": ("**Scale: embedded** — offline, CPU, small: stand-in datasets that ship with a package, fewer "
+                 "clients, rounds and seeds than the paper. Magnitudes are not comparable with the paper's numbers; "
+                 "the claims below check orderings and trends only."),
+    "paper": ("**Scale: paper** — the paper's datasets and settings (n = 100, S = 10, Y = 5, K = 3, ResNet-18, "
+              "4 seeds); needs a GPU and downloads the datasets on first use."),
+}
+
+
+def source_hash() -> str:
+    """Hash of the fedlib sources that decide a run's numbers (not reporting/experiments/cli)."""
+    import fedlib
+
+    root = Path(fedlib.__file__).parent
+    h = hashlib.sha256()
+    for name in NUMERIC_SOURCES:
+        p = root / name
+        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
+        for f in files:
+            if f.exists():
+                h.update(str(f.relative_to(root)).encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def header(title: str, paper_title: str, scale: str, stand_ins: Sequence[tuple[str, str]], settings: Sequence[str],
+           command: str, notes: Sequence[str] = ()) -> str:
+    """Markdown header: title, which scale produced the artefact, which datasets stand in for the paper's."""
+    import fedlib
+
+    lines = [f"# {title}", "", f"Paper: *{paper_title}*.", "", SCALE_TEXT[scale], ""]
+    lines.append("| Paper dataset | Used here |")
+    lines.append("| :--- | :--- |")
+    for paper_ds, used in stand_ins:
+        lines.append(f"| {paper_ds} | {used} |")
+    lines += ["", "Settings: " + "; ".join(settings) + ".", "",
+              f"Regenerate: `{command}` (fedlib {fedlib.__version__}).", ""]
+    for note in notes:
+        lines.append(f"> {note}")
+        lines.append(">")
+    if notes:
+        lines.pop()
+        lines.append("")
+    return "\n".join(lines)
+
+
+def provenance_note(records: Sequence[dict]) -> str | None:
+    """A warning when cached runs were computed by different fedlib numeric sources than the current ones."""
+    current = source_hash()
+    stale = sum(1 for r in records if r.get("source_hash") not in (None, current))
+    if stale:
+        return (f"Warning: {stale} of {len(records)} runs were read from the run cache and were computed by an "
+                f"earlier fedlib source (numeric-source hash differs from {current}); rerun the notebook with "
+                "force_recompute=True to refresh them.")
+    return None
+
+
+def write_text(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text.endswith("\n") else text + "\n")
+    return path
+
+
+def write_json(path: Path, obj: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_clean(obj), indent=2, sort_keys=False) + "\n")
+    return path
+
+
+def _clean(obj):
+    """NaN/inf -> None so the JSON is standard (DVC metrics, browsers)."""
+    if isinstance(obj, float):
+        return None if math.isnan(obj) or math.isinf(obj) else round(obj, 6)
+    if isinstance(obj, Mapping):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):   # numpy scalars
+        return _clean(obj.item())
+    return obj
+
+
+def artefact_meta(*, paper: str, artefact: str, title: str, paper_source: str, scale: str, stage: str,
+                  notebook: str, files: Sequence[str], thumbnail: str | None, claims: Sequence[Any],
+                  stand_ins: Sequence[tuple[str, str]], numbers: Mapping[str, Any] | None = None) -> dict:
+    from fedlib.reporting.claims import claims_summary
+
+    return {
+        "paper": paper, "artefact": artefact, "title": title, "paper_source": paper_source, "scale": scale,
+        "stage": stage, "notebook": notebook, "files": list(files), "thumbnail": thumbnail,
+        "stand_ins": [{"paper": p, "used": u} for p, u in stand_ins],
+        "claims_summary": claims_summary(claims),
+        "claims": [{"id": c.id, "text": c.text, "status": c.status} for c in claims],
+        "numbers": dict(numbers or {}),
+    }
+
+
+def status_of(meta: Mapping[str, Any]) -> str:
+    s = meta.get("claims_summary", {})
+    return (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / "
+            f"{s.get('inconclusive', 0)} inconclusive")
+
+
+def write_index(reports_dir: str | Path) -> Path:
+    """reports/README.md: one row per artefact (paper source, scale, claim status, files, thumbnail)."""
+    root = Path(reports_dir)
+    metas = []
+    for path in sorted(root.glob("*/*.json")):
+        try:
+            meta = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if isinstance(meta, dict) and {"paper", "artefact", "stage"} <= set(meta):
+            metas.append((path, meta))
+    lines = ["# Reports", "",
+             "Generated artefacts of the reproduction pipeline (`dvc repro`). Each artefact page starts with a header "
+             "saying which scale (embedded stand-ins or paper scale) produced it. This index is generated by the "
+             "`reports_index` stage (`python -m fedlib.reporting.index reports`); do not edit it by hand.", ""]
+    papers: dict[str, list] = {}
+    for path, meta in metas:
+        papers.setdefault(meta["paper"], []).append((path, meta))
+    for paper, items in papers.items():
+        lines += [f"## {paper}", "",
+                  "| Artefact | Paper source | Scale | Claims | Files | Regenerate | Preview |",
+                  "| :--- | :--- | :--- | :--- | :--- | :--- | :--- |"]
+        for path, meta in items:
+            rel = path.parent.relative_to(root)
+            page = f"[{meta['title']}]({rel}/{meta['artefact']}.md)"
+            files = ", ".join(f"[{Path(f).name}]({rel}/{Path(f).name})" for f in meta.get("files", []))
+            thumb = (f"[<img src=\"{rel}/{meta['thumbnail']}\" width=\"160\">]({rel}/{meta['thumbnail']})"
+                     if meta.get("thumbnail") else "")
+            stand = "; ".join(f"{s['paper']} → {s['used']}" for s in meta.get("stand_ins", []))
+            scale = meta["scale"] + (f" ({stand})" if meta["scale"] != "paper" and stand else "")
+            lines.append(f"| {page} | {meta['paper_source']} | {scale} | {status_of(meta)} | {files} | "
+                         f"`dvc repro {meta['stage']}` | {thumb} |")
+        lines.append("")
+    if not metas:
+        lines.append("No artefacts yet: run `dvc repro`.")
+    out = root / "README.md"
+    return write_text(out, "\n".join(lines))
