@@ -25,6 +25,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$VPY" -c "import fedli
   exit 0
 fi
 
+"$VPY" -m pip install --quiet --upgrade "pip>=24"     # the pip bundled with older venvs mis-resolves some sets
 if ! "$VPY" -c "import torch" 2>/dev/null; then
   echo "setup: installing ${FEDLIB_TORCH:-torch==2.13.0}"
   "$VPY" -m pip install --quiet "${FEDLIB_TORCH:-torch==2.13.0}"
