@@ -25,7 +25,7 @@ def digits():
 
 # ---------------------------------------------------------------------------------------------- registry
 def test_registry_contract():
-    expected = {"digits": ("cnn", True), "synthetic": ("mlp", True), "lstsq": ("linear", True),
+    expected = {"digits": ("cnn", True), "synthetic": ("mlp", True), "lstsq": ("linear", True), "cifar_shaped": ("resnet18", True),
                 "mnist": ("cnn", False), "fashion_mnist": ("cnn", False), "cifar10": ("resnet18", False),
                 "cifar100": ("resnet18", False), "svhn": ("resnet18", False), "tinyimagenet": ("resnet18", False)}
     assert {n: (s.default_model, s.offline) for n, s in D.DATASETS.items()} == expected
