@@ -103,7 +103,8 @@ def main() -> None:
                    params=sim.oracle.d, bare_s=t_bare, loop_s=t_loop, vmap_s=t_vmap,
                    loop_over_bare=t_loop / t_bare, vmap_over_bare=t_vmap / t_bare, vmap_over_loop=t_vmap / t_loop)
         rows.append(row)
-        print(f"{row['setting']:26s} {row['device']:6s} C={row['clients']:<3d} K={row['steps']:<3d} B={row['batch']:<3d} "
+        print(f"{row['setting']:26s} {row['device']:6s} C={row['clients']:<3d} K={row['steps']:<3d} "
+              f"B={row['batch']:<3d} "
               f"d={row['params']:<9d} bare {t_bare:8.4f}s  loop {t_loop:8.4f}s  vmap {t_vmap:8.4f}s  "
               f"loop/bare {row['loop_over_bare']:5.2f}  vmap/bare {row['vmap_over_bare']:5.2f}  "
               f"vmap/loop {row['vmap_over_loop']:5.2f}", flush=True)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 # c_alg of the methods whose count does not depend on the config (used when the registry lacks the name).
 FIXED_VECTORS: dict[str, float] = {"fedavg": 2.0, "localadam": 2.0, "scaffold": 4.0, "fedlada": 5.0}

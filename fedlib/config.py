@@ -12,8 +12,8 @@ import hashlib
 import json
 import types
 import typing
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal, Optional
+from dataclasses import dataclass, fields
+from typing import Any, Literal
 
 
 class ConfigError(ValueError):
@@ -40,9 +40,9 @@ class RunConfig:
     # local work
     rounds: int = 50
     local_steps: int = 3                    # K (minibatch steps) unless local_epochs is set
-    local_epochs: Optional[float] = None    # if set, K_i = ceil(local_epochs * |D_i| / batch_size), masked
+    local_epochs: float | None = None    # if set, K_i = ceil(local_epochs * |D_i| / batch_size), masked
     batch_size: int = 32
-    lr: Optional[float] = None              # η_l; None = the algorithm's paper default
+    lr: float | None = None              # η_l; None = the algorithm's paper default
     server_lr: float = 1.0                  # η_g
     weight_decay: float = 0.0
     wd_mode: Literal["coupled", "decoupled"] = "coupled"   # spec A8
@@ -52,20 +52,20 @@ class RunConfig:
     beta2: float = 0.99
     eps: float = 1e-8
     vhat_init: Literal["v1", "v2", "v3", "v4"] = "v1"      # spec A1
-    tracking_size: Optional[int] = None     # Y (FAdamET/GT); None = S // 2
+    tracking_size: int | None = None     # Y (FAdamET/GT); None = S // 2
     tracking_init: Literal["zeros", "warm"] = "zeros"      # spec A3
     lada_alpha: float = 0.5                 # FedLADA weight of the local Adam direction (paper does not report it)
     bn_policy: Literal["average"] = "average"              # spec A11 (models here use GroupNorm; no BN buffers)
     # evaluation and bookkeeping
     eval_every: int = 1
     eval_batch_size: int = 2048
-    target_acc: Optional[float] = None      # fraction in (0, 1]; rounds-to-target is computed against it
+    target_acc: float | None = None      # fraction in (0, 1]; rounds-to-target is computed against it
     stop_at_target: bool = False
     seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = "auto"
     oracle: Literal["auto", "vmap", "loop"] = "auto"
     checkpoint_every: int = 0               # rounds; 0 = no checkpoints
-    data_dir: Optional[str] = None          # None = $FEDLIB_DATA or ~/.cache/fedlib
+    data_dir: str | None = None          # None = $FEDLIB_DATA or ~/.cache/fedlib
     progress: bool = True
 
     # ------------------------------------------------------------------ construction
@@ -74,7 +74,7 @@ class RunConfig:
         return [f.name for f in fields(cls)]
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> "RunConfig":
+    def from_dict(cls, values: dict[str, Any]) -> RunConfig:
         known = {f.name: f for f in fields(cls)}
         kwargs = {}
         for key, raw in values.items():
@@ -85,14 +85,14 @@ class RunConfig:
             kwargs[key] = _coerce(key, raw, _field_type(cls, key))
         return cls(**kwargs)
 
-    def replace(self, **changes) -> "RunConfig":
+    def replace(self, **changes) -> RunConfig:
         return RunConfig.from_dict({**self.to_dict(), **changes})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     # ------------------------------------------------------------------ validation
-    def validate(self) -> "RunConfig":
+    def validate(self) -> RunConfig:
         """Check every rule; raise ConfigError naming the first offending field. Returns self."""
         from fedlib.algorithms import ALGORITHMS
         from fedlib.data import DATASETS, PARTITIONERS

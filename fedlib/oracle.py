@@ -79,7 +79,8 @@ class Oracle:
         return torch.stack(losses), torch.stack(grads)
 
     @torch.no_grad()
-    def evaluate(self, flat: Tensor, x: Tensor, y: Tensor, prepare, batch_size: int = 2048) -> tuple[float, float | None]:
+    def evaluate(self, flat: Tensor, x: Tensor, y: Tensor, prepare,
+                 batch_size: int = 2048) -> tuple[float, float | None]:
         """Mean loss and accuracy (None for regression) of one parameter vector on a whole split."""
         total_loss, correct, count = 0.0, 0, 0
         params = self.unflatten(flat)

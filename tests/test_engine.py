@@ -2,7 +2,6 @@
 import copy
 
 import numpy as np
-import pytest
 import torch
 
 from fedlib.engine import Simulation, _merge_active, run

@@ -1,6 +1,6 @@
 """Registry of federated algorithms: name -> AlgorithmSpec (see base.py for the protocol)."""
+from fedlib.algorithms import fedavg, fedlada, localadam, scaffold, tracking
 from fedlib.algorithms.base import AlgorithmSpec
-from fedlib.algorithms import fedavg, scaffold, localadam, fedlada, tracking
 
 ALGORITHMS: dict[str, AlgorithmSpec] = {}
 for _module in (fedavg, scaffold, localadam, fedlada, tracking):

@@ -25,8 +25,9 @@ Every tensor in `local` must have the cohort axis first so masking works.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 import torch
 from torch import Tensor
@@ -39,7 +40,7 @@ State = dict[str, Tensor]
 class RoundContext:
     """Everything an algorithm may read about the current round (read-only by convention)."""
 
-    cfg: "object"            # fedlib.config.RunConfig
+    cfg: object            # fedlib.config.RunConfig
     round: int               # 1-based round index t
     n: int                   # total number of clients
     cohort: Tensor           # LongTensor [C]: client ids in S^t

@@ -8,7 +8,7 @@ This is exactly FAdamET/FAdamGT with tracking removed (test T6).
 from __future__ import annotations
 
 from fedlib.algorithms import adam
-from fedlib.algorithms.base import AlgorithmSpec, weighted_mean, server_model_step
+from fedlib.algorithms.base import AlgorithmSpec, server_model_step, weighted_mean
 
 
 def init(x0, n, cfg):

@@ -11,8 +11,8 @@ it with `register(ModelSpec(name, description, builder))`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 import torch
 from torch import nn
@@ -66,7 +66,7 @@ for _spec in [
     register(_spec)
 
 
-def build_model(name: str, input_shape: tuple[int, ...], num_classes: int, seed: Optional[int] = None,
+def build_model(name: str, input_shape: tuple[int, ...], num_classes: int, seed: int | None = None,
                 **options) -> nn.Module:
     """Build model `name`. With `seed`, the init uses its own generator and leaves the global RNG untouched."""
     if name not in MODELS:

@@ -3,7 +3,8 @@
 - `cnn` (`AdaptiveCNN`): adapts to the input size. Inputs smaller than 16x16 (the 8x8 `digits` set) get one stage,
   conv3x3(C->16)-ReLU-conv3x3(16->32)-ReLU-maxpool2 -> fc(32*(H/2)*(W/2) -> 64)-ReLU-fc(64 -> classes)
   (38,282 parameters on 1x8x8, 10 classes). Inputs of 16x16 and up get McMahan et al.'s FedAvg CNN:
-  conv5x5(C->32,pad 2)-ReLU-maxpool2-conv5x5(32->64,pad 2)-ReLU-maxpool2-fc(64*(H/4)*(W/4) -> 512)-ReLU-fc(512 -> classes)
+  conv5x5(C->32,pad 2)-ReLU-maxpool2-conv5x5(32->64,pad 2)-ReLU-maxpool2-
+  fc(64*(H/4)*(W/4) -> 512)-ReLU-fc(512 -> classes)
   (1,663,370 parameters on MNIST).
 - `cnn_mnist` (`CNNMnist`): the classic "CNNMnist" of FL code bases, conv5x5(C->10)-pool-conv5x5(10->20)-pool-
   fc(->50)-fc(50->classes), no padding: 21,840 parameters on 1x28x28 -- FedAdam-SSM's Fashion-MNIST CNN (spec 2.3,

@@ -1,7 +1,8 @@
 """Linear and MLP models for tabular / synthetic data (flattened input).
 
 `linear`: one nn.Linear, so the flat parameter vector is [weight (out x in, row-major), bias] -- the least-squares and
-logistic-regression tests rely on that order. `mlp`: the FedAvg "2NN" shape (McMahan et al. 2017), in -> 200 -> 200 -> out.
+logistic-regression tests rely on that order.
+`mlp`: the FedAvg "2NN" shape (McMahan et al. 2017), in -> 200 -> 200 -> out.
 With num_classes == 0 (regression) both have one output and return shape [B].
 """
 from __future__ import annotations
