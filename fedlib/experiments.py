@@ -20,18 +20,23 @@ configurations.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import hashlib
 import json
 import math
 import multiprocessing as mp
 import os
 import sys
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from fedlib.config import RunConfig
 
 RECORD_SUFFIX = ".json"
+
+#: fedlib modules whose code decides the numbers of a run (provenance hash stored in each record)
+NUMERIC_SOURCES = ("config.py", "engine.py", "oracle.py", "metrics.py", "algorithms", "data", "models")
 
 
 # ---------------------------------------------------------------------------------------------- keys and paths
@@ -51,6 +56,26 @@ def fingerprint(cfg: RunConfig | Mapping[str, Any]) -> str:
 
 def record_path(cache_dir: str | Path, fp: str) -> Path:
     return Path(cache_dir) / f"{fp}{RECORD_SUFFIX}"
+
+
+def source_hash() -> str:
+    """Hash of the fedlib sources that decide a run's numbers (not reporting/experiments/cli).
+
+    Stored in every cached record as `source_hash`; reports warn when cached runs came from other sources. It is
+    provenance only: the cache key stays the configuration fingerprint.
+    """
+    import fedlib
+
+    root = Path(fedlib.__file__).parent
+    h = hashlib.sha256()
+    for name in NUMERIC_SOURCES:
+        p = root / name
+        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
+        for f in files:
+            if f.exists():
+                h.update(str(f.relative_to(root).as_posix()).encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def _current_version() -> str:
@@ -130,6 +155,7 @@ def _run_and_store(cfg_dict: dict, cache_dir: str) -> dict:
     from fedlib.engine import run
 
     record = run(cfg_dict)
+    record["source_hash"] = source_hash()
     write_record_atomic(record_path(cache_dir, record["fingerprint"]), record)
     return record
 
@@ -238,5 +264,5 @@ def grid(base: Mapping[str, Any], **axes: Iterable[Any]) -> list[dict]:
     return out
 
 
-__all__ = ["fingerprint", "grid", "load_cached", "record_path", "resolve_config", "run_many",
+__all__ = ["fingerprint", "grid", "load_cached", "record_path", "resolve_config", "run_many", "source_hash",
            "write_record_atomic"]

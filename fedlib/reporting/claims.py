@@ -17,8 +17,8 @@ One standard error is a lenient noise band; with 2–4 seeds many comparisons en
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -111,9 +111,9 @@ def all_better(comparisons: Iterable[Comparison]) -> tuple[str, list[str]]:
 
 def claims_markdown(claims: Sequence[Claim]) -> str:
     """A markdown section: a summary table, then each claim with its rule and evidence."""
-    lines = ["| # | Claim (paper) | Verdict |", "| :--- | :--- | :--- |"]
+    lines = ["| # | Claim (paper) | Verdict | Comparisons |", "| :--- | :--- | :--- | :--- |"]
     for c in claims:
-        lines.append(f"| {c.id} | {c.text} ({c.source}) | {ICON[c.status]} |")
+        lines.append(f"| {c.id} | {c.text} ({c.source}) | {ICON[c.status]} | {_tally(c.evidence)} |")
     lines.append("")
     for c in claims:
         lines.append(f"**{c.id}. {c.text}** — {ICON[c.status]}  ")
@@ -123,6 +123,16 @@ def claims_markdown(claims: Sequence[Claim]) -> str:
         lines.extend(f"- {e}" for e in c.evidence)
         lines.append("")
     return "\n".join(lines)
+
+
+def _tally(evidence: Sequence[str]) -> str:
+    """'3 better, 1 tie' from evidence lines that start with a comparison outcome; '' when there are none."""
+    counts: dict[str, int] = {}
+    for line in evidence:
+        head = line.split(":", 1)[0]
+        if head in ("better", "worse", "tie", "unknown"):
+            counts[head] = counts.get(head, 0) + 1
+    return ", ".join(f"{counts[k]} {k}" for k in ("better", "tie", "worse", "unknown") if k in counts)
 
 
 def claims_summary(claims: Sequence[Claim]) -> dict:

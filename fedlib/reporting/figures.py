@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import matplotlib
 

@@ -9,8 +9,9 @@ The file is parsed with ruamel.yaml (YAML 1.2, as DVC parses it), so `1e-3` is a
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 PROFILES = ("embedded", "paper")
 
@@ -23,11 +24,15 @@ class SettingsError(ValueError):
 
 
 def read_params(params_file: str | Path = "params.yaml") -> dict:
-    from ruamel.yaml import YAML
+    """Parse params.yaml as DVC does (ruamel.yaml, YAML 1.2); PyYAML if ruamel is absent (floats need a dot)."""
+    text = Path(params_file).read_text()
+    try:
+        from ruamel.yaml import YAML
+    except ImportError:  # pragma: no cover - ruamel ships with dvc
+        import yaml
 
-    with open(params_file) as fh:
-        data = YAML(typ="safe", pure=True).load(fh)
-    return _plain(data or {})
+        return _plain(yaml.safe_load(text) or {})
+    return _plain(YAML(typ="safe", pure=True).load(text) or {})
 
 
 def _plain(obj):

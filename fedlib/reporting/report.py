@@ -8,14 +8,11 @@ Committed artefacts hold no timestamps or timings, so regenerating them from the
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
-
-#: fedlib modules whose code decides the numbers of a run (provenance hash below)
-NUMERIC_SOURCES = ("config.py", "engine.py", "oracle.py", "metrics.py", "algorithms", "data", "models")
+from typing import Any
 
 SCALE_TEXT = {
     "embedded": ("**Scale: embedded** — offline, CPU, small: stand-in datasets that ship with a package, fewer "
@@ -24,22 +21,6 @@ SCALE_TEXT = {
     "paper": ("**Scale: paper** — the paper's datasets and settings (n = 100, S = 10, Y = 5, K = 3, ResNet-18, "
               "4 seeds); needs a GPU and downloads the datasets on first use."),
 }
-
-
-def source_hash() -> str:
-    """Hash of the fedlib sources that decide a run's numbers (not reporting/experiments/cli)."""
-    import fedlib
-
-    root = Path(fedlib.__file__).parent
-    h = hashlib.sha256()
-    for name in NUMERIC_SOURCES:
-        p = root / name
-        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
-        for f in files:
-            if f.exists():
-                h.update(str(f.relative_to(root)).encode())
-                h.update(f.read_bytes())
-    return h.hexdigest()[:12]
 
 
 def header(title: str, paper_title: str, scale: str, stand_ins: Sequence[tuple[str, str]], settings: Sequence[str],
@@ -65,6 +46,8 @@ def header(title: str, paper_title: str, scale: str, stand_ins: Sequence[tuple[s
 
 def provenance_note(records: Sequence[dict]) -> str | None:
     """A warning when cached runs were computed by different fedlib numeric sources than the current ones."""
+    from fedlib.experiments import source_hash
+
     current = source_hash()
     stale = sum(1 for r in records if r.get("source_hash") not in (None, current))
     if stale:
@@ -139,6 +122,7 @@ def write_index(reports_dir: str | Path) -> Path:
     for path, meta in metas:
         papers.setdefault(meta["paper"], []).append((path, meta))
     for paper, items in papers.items():
+        items.sort(key=lambda pm: (pm[1].get("order", 99), pm[1]["artefact"]))
         lines += [f"## {paper}", "",
                   "| Artefact | Paper source | Scale | Claims | Files | Regenerate | Preview |",
                   "| :--- | :--- | :--- | :--- | :--- | :--- | :--- |"]

@@ -11,7 +11,7 @@ Conventions (spec §5 items 10–11, A20):
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd

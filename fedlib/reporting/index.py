@@ -1,0 +1,18 @@
+"""Write reports/README.md, the index of every generated artefact: `python -m fedlib.reporting.index reports`."""
+from __future__ import annotations
+
+import sys
+
+from fedlib.reporting.report import write_index
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    root = argv[0] if argv else "reports"
+    path = write_index(root)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,290 @@
+"""The reproduction pipeline: params.yaml profiles, the run cache, report helpers, claim rules, the DVC graph."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fedlib.config import RunConfig
+from fedlib.reporting import claims as C
+from fedlib.reporting import fadamgt
+from fedlib.reporting import paper_fadamgt as P
+from fedlib.reporting.profiles import SettingsError, load_settings, merge
+from fedlib.reporting.tables import aggregate_costs, format_cost, run_frame
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = ROOT / "params.yaml"
+SECTIONS = ["fadamgt_table1", "fadamgt_fig2", "fadamgt_fig3", "fadamgt_fig4"]
+TINY = {"algorithm": "fedavg", "dataset": "lstsq", "partition": "natural", "n_clients": 10, "clients_per_round": 2,
+        "rounds": 2, "device": "cpu", "oracle": "loop", "progress": False}
+
+
+def _params() -> dict:
+    return yaml.safe_load(PARAMS.read_text())
+
+
+# ---------------------------------------------------------------------------------------------- params.yaml
+def test_every_section_declares_both_profiles_with_the_same_keys():
+    params = _params()
+    assert params["profile"] == "embedded", "the committed default must be the offline embedded scale"
+    for section in SECTIONS:
+        blocks = params[section]
+        assert set(blocks) == {"embedded", "paper"}, section
+        assert set(blocks["embedded"]) == set(blocks["paper"]), section
+        assert set(blocks["embedded"]["run"]) == set(blocks["paper"]["run"]), section
+
+
+def _no_exponent_floats_without_dot(text: str) -> list[str]:
+    import re
+
+    values = "\n".join(line.split("#", 1)[0] for line in text.splitlines())     # ignore comments
+    return re.findall(r"(?<![\w.])\d+e-?\d+", values)
+
+
+def test_params_floats_parse_the_same_in_yaml_1_1_and_1_2():
+    assert _no_exponent_floats_without_dot(PARAMS.read_text()) == []
+    from ruamel.yaml import YAML
+
+    assert yaml.safe_load(PARAMS.read_text()) == YAML(typ="safe", pure=True).load(PARAMS.read_text())
+
+
+def test_paper_profile_matches_the_paper_settings():
+    """Every number of the `paper` blocks against the spec (§2.1, §3, A14, A19)."""
+    p = _params()
+    t1 = p["fadamgt_table1"]["paper"]
+    targets = {"cifar10": 0.75, "cifar100": 0.5, "tinyimagenet": 0.3}
+    assert {r: e["dataset"] for r, e in t1["datasets"].items()} == {r: r for r in targets}
+    assert {r: e["target_acc"] for r, e in t1["datasets"].items()} == targets
+    assert t1["datasets"]["cifar100"]["rounds"] == 3000
+    assert all(e["rounds"] >= 3000 and e["model"] == "resnet18" for e in t1["datasets"].values())
+    assert t1["algorithms"] == list(P.ALGORITHMS)
+    for section in SECTIONS:
+        blk = p[section]["paper"]
+        run = blk["run"]
+        assert blk["seeds"] == [0, 1, 2, 3], section
+        assert run["n_clients"] == 100 and run["server_lr"] == 1.0 and run["weight_decay"] == 1.0e-8, section
+        assert run.get("local_steps", 3) == 3 and run["partition"] == "dirichlet", section
+        for alg, lr in blk["lr"].items():
+            assert lr == (0.1 if alg in ("fedavg", "scaffold") else 0.001), (section, alg)
+        for row in blk["rows"]:
+            assert blk["datasets"][row]["target_acc"] == targets[row], (section, row)
+        if section != "fadamgt_fig3":
+            assert run["alpha"] == 0.1, section
+        if section != "fadamgt_fig4":
+            assert run["clients_per_round"] == 10 and run["tracking_size"] == 5, section
+    fig2 = p["fadamgt_fig2"]["paper"]
+    assert fig2["rows"] == ["cifar100"] and len(fig2["local_steps_grid"]) >= 2 and 3 in fig2["local_steps_grid"]
+    alphas = p["fadamgt_fig3"]["paper"]["alpha_grid"]
+    assert min(alphas) == 0.1 and max(alphas) == 1.0 and len(alphas) >= 4
+    assert p["fadamgt_fig3"]["paper"]["rows"] == ["cifar100"]
+    fig4 = p["fadamgt_fig4"]["paper"]
+    assert fig4["run"]["clients_per_round"] == 50 and fig4["rows"] == ["cifar100", "tinyimagenet"]
+    assert min(fig4["tracking_grid"]) == 1 and max(fig4["tracking_grid"]) == 50
+
+
+@pytest.mark.parametrize("profile", ["embedded", "paper"])
+@pytest.mark.parametrize("section", SECTIONS)
+def test_every_configuration_of_every_artefact_validates(section, profile):
+    settings = load_settings(section, profile, params_file=PARAMS)
+    configs = getattr(fadamgt, section.split("_", 1)[1] + "_configs")(settings)
+    assert configs
+    for cfg in configs:
+        RunConfig.from_dict(cfg).validate()
+    fps = [RunConfig.from_dict(c).fingerprint() for c in configs]
+    assert len(set(fps)) == len(fps), "duplicate configurations in a grid"
+    if profile == "embedded":
+        assert all(c["device"] == "cpu" for c in configs)
+        assert {c["dataset"] for c in configs} <= {"digits", "synthetic"}, "embedded scale must stay offline"
+
+
+def test_embedded_grid_sizes_fit_the_budget():
+    sizes = {s: len(getattr(fadamgt, s.split("_", 1)[1] + "_configs")(load_settings(s, "embedded",
+                                                                                    params_file=PARAMS)))
+             for s in SECTIONS}
+    assert sizes == {"fadamgt_table1": 54, "fadamgt_fig2": 54, "fadamgt_fig3": 36, "fadamgt_fig4": 54}
+
+
+def test_settings_overrides_are_checked():
+    s = load_settings("fadamgt_fig3", "embedded", {"seeds": [0], "run": {"batch_size": 8, "beta2": 0.999}},
+                      params_file=PARAMS)
+    assert s["seeds"] == [0] and s["run"]["batch_size"] == 8 and s["run"]["beta2"] == 0.999
+    assert s["profile"] == "embedded" and s["alpha_grid"] == [0.1, 0.3, 0.5, 1.0]
+    with pytest.raises(SettingsError, match="unknown override 'fadamgt_fig3.embedded.alpha_gird'"):
+        load_settings("fadamgt_fig3", "embedded", {"alpha_gird": [0.1]}, params_file=PARAMS)
+    with pytest.raises(SettingsError, match="not a RunConfig field"):
+        load_settings("fadamgt_fig3", "embedded", {"run": {"batchsize": 8}}, params_file=PARAMS)
+    with pytest.raises(SettingsError, match="must be a boolean"):
+        load_settings("fadamgt_fig3", "embedded", {"run": {"augment": "false"}}, params_file=PARAMS)
+    with pytest.raises(SettingsError, match="unknown profile"):
+        load_settings("fadamgt_fig3", "huge", params_file=PARAMS)
+    assert merge({"a": 1.0}, {"a": 2}) == {"a": 2}
+
+
+# ---------------------------------------------------------------------------------------------- run cache
+def test_run_many_computes_once_and_reads_back(tmp_path, monkeypatch):
+    from fedlib import engine, experiments
+
+    cfgs = [TINY, {**TINY, "seed": 1}, dict(TINY)]           # the third is a duplicate of the first
+    first = experiments.run_many(cfgs, tmp_path, workers=1)
+    assert [r["config"]["seed"] for r in first] == [0, 1, 0]
+    assert first[0] is first[2]
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == sorted(f"{r['fingerprint']}.json" for r in first[:2])
+
+    def boom(*a, **k):
+        raise AssertionError("a cached run was recomputed")
+
+    monkeypatch.setattr(engine, "run", boom)
+    again = experiments.run_many(cfgs, tmp_path, workers=1)
+    assert [r["rounds"] for r in again] == [r["rounds"] for r in first]
+    # lr=None resolves to the algorithm's default: the same run, the same cache entry
+    assert experiments.run_many([{**TINY, "lr": 0.1}], tmp_path)[0]["fingerprint"] == first[0]["fingerprint"]
+
+
+def test_run_cache_never_trusts_a_half_written_or_foreign_record(tmp_path):
+    from fedlib import experiments
+
+    fp = experiments.fingerprint(TINY)
+    path = experiments.record_path(tmp_path, fp)
+    path.write_text('{"fingerprint": "' + fp + '", "rounds": [')        # truncated: a killed writer
+    (tmp_path / f".{fp}.json.999999999.tmp").write_text("{")             # orphan temporary of a dead process
+    rec = experiments.run_many([TINY], tmp_path)[0]
+    assert json.loads(path.read_text())["fingerprint"] == fp == rec["fingerprint"]
+    assert not list(tmp_path.glob(".*.tmp"))
+    assert rec["source_hash"] == experiments.source_hash()
+    stale = dict(rec, fedlib_version="0.0.0-old")
+    experiments.write_record_atomic(path, stale)
+    assert experiments.load_cached(TINY, tmp_path) is None               # other fedlib version: recomputed
+
+
+def test_run_many_process_pool(tmp_path):
+    from fedlib import experiments
+
+    cfgs = [{**TINY, "seed": s} for s in range(3)]
+    pooled = experiments.run_many(cfgs, tmp_path / "pool", workers=2)
+    serial = experiments.run_many(cfgs, tmp_path / "serial", workers=1)
+    assert [r["fingerprint"] for r in pooled] == [r["fingerprint"] for r in serial]
+    for a, b in zip(pooled, serial):   # same numbers in a spawned single-thread worker and in this process
+        assert [x["train_loss"] for x in a["rounds"]] == pytest.approx([x["train_loss"] for x in b["rounds"]],
+                                                                        rel=1e-5)
+
+
+def test_run_many_reports_a_failing_configuration(tmp_path):
+    from fedlib import experiments
+    from fedlib.config import ConfigError
+
+    with pytest.raises(ConfigError):            # invalid configs are refused before anything runs
+        experiments.run_many([TINY, {**TINY, "clients_per_round": 99}], tmp_path)
+    assert not list(tmp_path.glob("*.json"))
+
+
+# ---------------------------------------------------------------------------------------------- tables, claims
+def _fake_record(alg, seed, rtt, cap=10, c=2.0, target=0.5):
+    """A minimal record for table/claim unit tests (real records come from the engine in test_notebooks)."""
+    return {"config": {**RunConfig().to_dict(), "algorithm": alg, "seed": seed, "rounds": cap, "target_acc": target},
+            "model": {"name": "mlp"}, "comm": {"vectors_per_round": c}, "fingerprint": f"{alg}{seed}",
+            "summary": {"status": "ok", "rounds_to_target": rtt, "comm_to_target": None if rtt is None else c * rtt,
+                        "best_test_acc": 0.5, "final_test_acc": 0.5, "rounds_run": rtt or cap, "wall_s": 0.0}}
+
+
+def test_cost_aggregation_and_cap_cells():
+    recs = ([_fake_record("fadamgt", s, r, c=3.5) for s, r in enumerate([4, 6])]
+            + [_fake_record("fedavg", s, r) for s, r in enumerate([None, None])]
+            + [_fake_record("localadam", s, r) for s, r in enumerate([5, None])])
+    agg = aggregate_costs(run_frame(recs), ["algorithm"]).set_index("algorithm")
+    assert agg.loc["fadamgt", "rounds_cell"] == "5.0 ± 1.4"
+    assert agg.loc["fadamgt", "comm_cell"] == "17.5 ± 4.9"
+    assert agg.loc["fedavg", "rounds_cell"] == ">10" and agg.loc["fedavg", "comm_cell"] == ">20"
+    assert agg.loc["localadam", "rounds_cell"] == ">10 (1/2 reached)"
+    assert math.isnan(agg.loc["localadam", "rounds_mean"])
+    assert format_cost(12.0, math.nan, 1, 1, 100) == "12.0"
+
+
+def test_compare_costs_rules():
+    assert C.compare_costs([10, 12], [30, 32], 100).outcome == "better"
+    assert C.compare_costs([30, 32], [10, 12], 100).outcome == "worse"
+    assert C.compare_costs([10, 30], [12, 28], 100).outcome == "tie"
+    assert C.compare_costs([10, 12], [None, None], 100).outcome == "better"          # censored at the cap
+    assert C.compare_costs([None, None], [None, None], 100).outcome == "unknown"
+    assert C.compare_costs([90, 95], [None, 20], 100).outcome == "unknown"
+    status, ev = C.all_better([C.Comparison("better", "a"), C.Comparison("tie", "b")])
+    assert status == C.INCONCLUSIVE and ev == ["better: a", "tie: b"]
+    assert C.all_better([C.Comparison("better", "a"), C.Comparison("worse", "b")])[0] == C.REFUTED
+    assert C.all_better([C.Comparison("better", "a")])[0] == C.CONFIRMED
+
+
+def test_paper_table1_values_are_consistent():
+    """Communication = c_alg × iterations for every printed Table 1 cell (spec §2.2), except the known typo."""
+    for ds in P.DATASETS:
+        for alg in P.ALGORITHMS:
+            r, c = P.TABLE1["rounds"][ds][alg], P.TABLE1["comm"][ds][alg]
+            k = P.comm_vectors(alg, 10, 5)
+            if r["mean"] is None:
+                assert c["lower_bound"] == k * r["lower_bound"]
+            elif (ds, alg) == ("tinyimagenet", "fedlada"):
+                assert c["printed"] == "988.8 ± 43.6"                       # printed as is (5 × 198.8 = 994.0)
+            else:
+                assert abs(k * r["mean"] - c["mean"]) <= 0.26 and abs(k * r["std"] - c["std"]) <= 0.2, (ds, alg)
+    assert P.table1_cell("rounds", "cifar100", "fedavg") == ">3000"
+    assert P.table1_cell("comm", "cifar100", "fedlada") == ">15000"
+
+
+# ---------------------------------------------------------------------------------------------- DVC graph
+def _dvc(*args, check=True):
+    if shutil.which("dvc") is None:
+        pytest.skip("dvc is not installed")
+    out = subprocess.run(["dvc", *args], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "DVC_NO_ANALYTICS": "1"})
+    if check:
+        assert out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
+def test_dvc_yaml_stages_are_per_artefact():
+    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+    stages = dvc["stages"]
+    assert set(stages) == {*SECTIONS, "reports_index"}
+    for name in SECTIONS:
+        st = stages[name]
+        art = name.split("_", 1)[1]
+        assert st["params"] == [name], "a stage must depend on its own section only (plus profile/workers in cmd)"
+        assert f"notebooks/{name}.ipynb" in st["deps"] and "-k ${kernel}" in st["cmd"]
+        assert "-p profile ${profile}" in st["cmd"] and " -f " not in st["cmd"]
+        outs = {list(o)[0] if isinstance(o, dict) else o: (o[list(o)[0]] if isinstance(o, dict) else {})
+                for o in st["outs"]}
+        assert outs[f"runs/fadamgt/{art}"] == {"persist": True}
+        assert outs[f"runs/fadamgt/{art}.ipynb"] == {}                      # executed notebook: DVC cache
+        for path, opts in outs.items():
+            if path.startswith("reports/"):
+                assert opts == {"cache": False}, path                        # committed to git
+        assert st["metrics"] == [{f"reports/fadamgt/{art}.json": {"cache": False}}]
+
+
+def test_dvc_dag_and_dry_run():
+    dag = _dvc("dag", "--dot").stdout
+    for name in SECTIONS:
+        assert f"{name}" in dag
+        assert f'"{name}" -> "reports_index"' in dag
+    status = _dvc("status", "--json").stdout
+    assert isinstance(json.loads(status or "{}"), dict)
+    dry = _dvc("repro", "--dry", "--force", "--single-item", "fadamgt_fig3").stdout
+    assert "papermill notebooks/fadamgt_fig3.ipynb runs/fadamgt/fig3.ipynb -k python3" in dry
+    assert "-p profile embedded -p workers 2" in dry
+
+
+def test_dvcignore_hides_bytecode():
+    text = (ROOT / ".dvcignore").read_text()
+    assert "__pycache__/" in text and "*.pyc" in text
+
+
+def test_kernel_spec_is_available():
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    assert spec.language == "python"
