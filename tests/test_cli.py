@@ -80,3 +80,15 @@ def test_console_script_exit_code(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "algorithm" in proc.stderr and "fedavg" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_partition_report_and_plot(tmp_path, capsys):
+    png = tmp_path / "part.png"
+    assert main(["partition", "dataset=digits", "partition=dirichlet", "alpha=0.1", "n_clients=5",
+                 "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert any(ln.startswith("label skew:") for ln in lines)
+    skew = float(next(ln for ln in lines if ln.startswith("label skew:")).split(":")[1])
+    assert 0.3 < skew < 0.9                      # α = 0.1 over 5 clients is strongly skewed
+    assert png.exists() and png.stat().st_size > 1000

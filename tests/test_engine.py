@@ -130,3 +130,9 @@ def test_epoch_mode_masks_unequal_clients():
     old = {"x": torch.zeros(3, 2)}
     merged = _merge_active(new, old, torch.tensor([True, False, True]))
     assert merged["x"].tolist() == [[1, 1], [0, 0], [1, 1]]
+
+
+def test_progress_bar_is_quiet_off_terminal(capfd):
+    run({**DIGITS, "algorithm": "fedavg", "rounds": 2, "progress": True})
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == ""
