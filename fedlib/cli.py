@@ -87,14 +87,14 @@ def cmd_partitioners(args) -> int:
 
 def cmd_partition(args) -> int:
     """Print (and optionally plot) the per-client sizes and class histogram of a configuration's partition."""
-    from fedlib.data import load_dataset, partition_dataset
+    from fedlib.data import load_dataset
     from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 
     cfg = load_config(args.config, args.overrides)
     data = load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed)
-    parts = partition_dataset(data, cfg.partition, cfg.n_clients, cfg.seed, alpha=cfg.alpha,
-                              classes_per_client=cfg.classes_per_client, similarity=cfg.similarity,
-                              min_client_size=cfg.min_client_size)
+    from fedlib.engine import partition_for
+
+    parts = partition_for(cfg, data)
     df = partition_report(data, parts)
     print(format_partition_report(df))
     if data.task == "classification":

@@ -5,7 +5,7 @@ by the participation rate S/n:  FedAvg 2, LocalAdam 2, SCAFFOLD 4, FedLADA 5, FA
 "Total communication per client" = c_alg × rounds, and Table 1's communication column is exactly that applied to
 its iterations column.
 
-    vectors_per_round(alg_name, cfg) -> float        c_alg (the registry's spec.comm_vectors, else the table below)
+    vectors_per_round(alg_name, cfg) -> float        c_alg (the registry's spec.comm_vectors)
     comm_bits(vectors, d, bits=32) -> int | float    vectors · d · bits
     comm_column(rounds_column, c_alg, trials=None)   the Table 1 rule on printed or numeric cells
 """
@@ -17,10 +17,6 @@ from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-# c_alg of the methods whose count does not depend on the config (used when the registry lacks the name).
-FIXED_VECTORS: dict[str, float] = {"fedavg": 2.0, "localadam": 2.0, "scaffold": 4.0, "fedlada": 5.0}
-TRACKING_ALGORITHMS = ("fadamet", "fadamgt")
-
 
 def tracking_vectors(Y: int, S: int) -> float:
     """FAdamET/GT: x↓ and y↓ to all S, Δx↑ from all S, Δy↑ from the Y tracked clients: 3 + Y/S per client."""
@@ -30,24 +26,12 @@ def tracking_vectors(Y: int, S: int) -> float:
 
 
 def vectors_per_round(alg_name: str, cfg=None) -> float:
-    """c_alg for `alg_name` under `cfg` (cfg needs clients_per_round and Y only for the tracking methods)."""
-    name = alg_name.lower()
-    if name in TRACKING_ALGORITHMS:
-        if cfg is None:
-            raise ValueError(f"{alg_name} needs cfg (clients_per_round and tracking_size) to count vectors")
-        return tracking_vectors(cfg.Y, cfg.clients_per_round)
-    spec = None
-    try:
-        from fedlib.algorithms import ALGORITHMS
-        spec = ALGORITHMS.get(name)
-    except ImportError:                     # registry not importable (e.g. a module mid-edit): use the table
-        pass
-    if spec is not None:
-        return float(spec.comm_vectors(cfg))
-    if name in FIXED_VECTORS:
-        return FIXED_VECTORS[name]
-    raise KeyError(f"unknown algorithm {alg_name!r} for communication accounting; known: "
-                   f"{', '.join([*FIXED_VECTORS, *TRACKING_ALGORITHMS])}")
+    """c_alg of `alg_name` under `cfg`: the registry's `comm_vectors` (the tracking methods need cfg's S and Y)."""
+    from fedlib.algorithms import ALGORITHMS
+
+    if alg_name not in ALGORITHMS:
+        raise KeyError(f"unknown algorithm {alg_name!r} for communication accounting; known: {', '.join(ALGORITHMS)}")
+    return float(ALGORITHMS[alg_name].comm_vectors(cfg))
 
 
 def comm_bits(vectors: float, d: int, bits: int = 32) -> int | float:

@@ -5,9 +5,7 @@
 """
 from __future__ import annotations
 
-import json
 import math
-import os
 import platform
 import sys
 import time
@@ -23,6 +21,7 @@ from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.base import RoundContext
 from fedlib.config import RunConfig
 from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
+from fedlib.jsonio import write_json_atomic
 from fedlib.metrics import summarize
 from fedlib.models import build_model
 from fedlib.oracle import Oracle, choose_mode
@@ -42,6 +41,13 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
     if cfg.model == "auto":
         changes["model"] = DATASETS[cfg.dataset].default_model
     return cfg.replace(**changes) if changes else cfg
+
+
+def partition_for(cfg: RunConfig, data) -> list[np.ndarray]:
+    """The configuration's partition of `data`'s train split (each partitioner takes only the params it declares)."""
+    return partition_dataset(data, cfg.partition, cfg.n_clients, cfg.seed, alpha=cfg.alpha,
+                             classes_per_client=cfg.classes_per_client, similarity=cfg.similarity,
+                             min_client_size=cfg.min_client_size)
 
 
 def pick_device(name: str) -> torch.device:
@@ -80,9 +86,7 @@ class Simulation:
         self.device = pick_device(cfg.device)
         self.alg = ALGORITHMS[cfg.algorithm]
         self.data = load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed).to(self.device)
-        parts = partition_dataset(self.data, cfg.partition, cfg.n_clients, cfg.seed, alpha=cfg.alpha,
-                                  classes_per_client=cfg.classes_per_client, similarity=cfg.similarity,
-                                  min_client_size=cfg.min_client_size)
+        parts = partition_for(cfg, self.data)
         if len(parts) != cfg.n_clients:
             raise RuntimeError(f"partition {cfg.partition!r} produced {len(parts)} clients, expected {cfg.n_clients}")
         self.sizes = torch.tensor([len(p) for p in parts], dtype=torch.long, device=self.device)
@@ -232,7 +236,7 @@ class Simulation:
         self.batch_gen.set_state(state["batch_gen"])
         self.oracle_info = state["oracle_info"]
         if self.oracle_info is not None:
-            self.oracle.mode = self.oracle_info["mode"] if "mode" in self.oracle_info else self.oracle_info["requested"]
+            self.oracle.mode = self.oracle_info["mode"]
 
     def save_checkpoint(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp")
@@ -263,20 +267,6 @@ def _progress(sim: Simulation, initial: int):
     quiet = not (sim.cfg.progress and sys.stderr.isatty())
     return tqdm(total=sim.cfg.rounds, initial=initial, disable=quiet, desc=f"{sim.cfg.algorithm}/{sim.cfg.dataset}",
                 unit="round", leave=False)
-
-
-def write_json_atomic(path: Path, obj: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, default=_json_default))
-    tmp.replace(path)
-
-
-def _json_default(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    raise TypeError(f"not JSON serialisable: {type(o)}")
 
 
 def run(cfg: RunConfig | dict, out_dir: str | Path | None = None, *, stop_after: int | None = None) -> dict:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from fedlib.config import RunConfig
+from fedlib.jsonio import write_json_atomic as write_record_atomic
 
 RECORD_SUFFIX = ".json"
 
@@ -97,34 +98,6 @@ def _read_record(path: Path, fp: str) -> dict | None:
     if record.get("fingerprint") != fp or record.get("fedlib_version") != _current_version():
         return None
     return record
-
-
-def write_record_atomic(path: Path, record: dict) -> None:
-    """Write JSON to `path` via a temporary sibling and `os.replace` (atomic on POSIX and Windows)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w") as fh:
-            json.dump(record, fh, indent=1, sort_keys=False, default=_json_default)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def _json_default(o):
-    try:
-        import numpy as np
-
-        if isinstance(o, np.integer):
-            return int(o)
-        if isinstance(o, np.floating):
-            return float(o)
-    except ImportError:  # pragma: no cover
-        pass
-    raise TypeError(f"not JSON serialisable: {type(o)}")
 
 
 def _remove_orphan_tmp(cache_dir: Path) -> None:

@@ -110,9 +110,9 @@ def choose_mode(requested: str, oracle: Oracle, params: Tensor, x: Tensor, y: Te
     setting take the same path, keeping same-seed runs bit-identical.
     """
     if requested in MODES:
-        return requested, {"requested": requested}
+        return requested, {"requested": requested, "mode": requested}
     if params.device.type == "cuda":
-        return "vmap", {"requested": "auto", "reason": "cuda"}
+        return "vmap", {"requested": "auto", "mode": "vmap", "reason": "cuda"}
     key = "|".join([type(oracle.model).__name__, str(oracle.d), str(tuple(x.shape)), torch.__version__,
                     str(torch.get_num_threads())])
     cache_file = _choice_cache()

@@ -20,7 +20,7 @@ from fedlib.reporting import claims as C
 from fedlib.reporting import figures as F
 from fedlib.reporting import paper_fadamgt as P
 from fedlib.reporting import report as R
-from fedlib.reporting.tables import aggregate_costs, markdown_table, round_floats, run_frame
+from fedlib.reporting.tables import aggregate_costs, cap_cost, markdown_table, round_floats, run_frame
 
 NAMES = P.ALGORITHMS
 DATASET_TEXT = {
@@ -110,8 +110,8 @@ def _cost_cmp(agg: pd.DataFrame, metric: str, a: dict, b: dict, label: str) -> C
     ra, rb = _lookup(agg, **a), _lookup(agg, **b)
     if ra is None or rb is None:
         return C.Comparison("unknown", f"{label}: missing runs")
-    cap_a = ra["cap"] * (1.0 if metric == "rounds" else ra["vectors_per_round"])
-    cap_b = rb["cap"] * (1.0 if metric == "rounds" else rb["vectors_per_round"])
+    cap_a = cap_cost(ra, metric)
+    cap_b = cap_cost(rb, metric)
     cmp = C.compare_costs(_values(ra, metric), _values(rb, metric), cap_a, cap_b,
                           names=(NAMES.get(a.get("algorithm"), "A"), NAMES.get(b.get("algorithm"), "B")))
     return C.Comparison(cmp.outcome, f"{label}: {cmp.text}")
@@ -123,7 +123,7 @@ def _gap_bounds(agg: pd.DataFrame, metric: str, base: dict, ours: dict) -> tuple
     if rb is None or ro is None:
         return -math.inf, math.inf, []
     def bounds(row):
-        cap = row["cap"] * (1.0 if metric == "rounds" else row["vectors_per_round"])
+        cap = cap_cost(row, metric)
         vals = _values(row, metric)
         lo = [cap + 1 if v is None else v for v in vals]
         hi = [math.inf if v is None else v for v in vals]
@@ -504,7 +504,7 @@ def cost_figure(agg: pd.DataFrame, x: str, xlabel: str, order: Sequence[str], ro
                     if b["n_reached"] == b["n_seeds"]:
                         F.hline_band(ax, b[f"{metric}_mean"], b[f"{metric}_std"], baseline)
                     else:
-                        capv = b["cap"] * (1.0 if metric == "rounds" else b["vectors_per_round"])
+                        capv = cap_cost(b, metric)
                         ax.axhline(capv, color=F.PALETTE.get(baseline), linestyle="--",
                                    label=f"{baseline} (baseline): >{capv:g}")
             ax.set_xlabel(xlabel)
@@ -666,18 +666,10 @@ def fig4_claims(agg: pd.DataFrame, settings, algs: Sequence[str], base: str | No
                  "FAdamGT needs less communication than the baseline (LocalAdam) at every Y")):
             comps = []
             for row in rows:
-                rb = _lookup(agg, row=row, algorithm=base)
                 for alg in who:
                     for y in ys:
-                        ra = _lookup(agg, row=row, tracking_size=y, algorithm=alg)
-                        if ra is None or rb is None:
-                            comps.append(C.Comparison("unknown", f"{row} {alg} Y={y}: missing runs"))
-                            continue
-                        capa = ra["cap"] * (1.0 if metric == "rounds" else ra["vectors_per_round"])
-                        capb = rb["cap"] * (1.0 if metric == "rounds" else rb["vectors_per_round"])
-                        cmp = C.compare_costs(ra[f"{metric}_values"], rb[f"{metric}_values"], capa, capb,
-                                              names=(NAMES[alg], NAMES[base]))
-                        comps.append(C.Comparison(cmp.outcome, f"{P.DATASETS.get(row, row)} Y={y}: {cmp.text}"))
+                        comps.append(_cost_cmp(agg, metric, {"row": row, "tracking_size": y, "algorithm": alg},
+                                               {"row": row, "algorithm": base}, f"{P.DATASETS.get(row, row)} Y={y}"))
             if comps:
                 status, ev = C.all_better(comps)
                 claims.append(C.Claim(cid, text, "Figure 4 caption", status, ev,

@@ -18,6 +18,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from fedlib.reporting.tables import cap_cost  # noqa: E402
+
 PALETTE = {
     "FedAvg": "#7f7f7f", "SCAFFOLD": "#bcbd22", "LocalAdam": "#1f77b4", "FedLADA": "#9467bd",
     "FAdamET": "#ff7f0e", "FAdamGT": "#d62728",
@@ -74,7 +76,7 @@ def cost_plot(ax: plt.Axes, agg: pd.DataFrame, x: str, metric: str, hue: str = "
                     capsize=3, linewidth=1.6, markersize=6, label=name)
         cens = g[g["n_reached"] < g["n_seeds"]]
         if len(cens):
-            capv = cens["cap"] * (1.0 if metric == "rounds" else cens["vectors_per_round"])
+            capv = cap_cost(cens, metric)
             ax.scatter(cens[x], capv, facecolors="none", edgecolors=color, marker=marker, s=60, linewidths=1.5)
             drew_censored = True
     if drew_censored:

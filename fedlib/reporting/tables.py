@@ -19,6 +19,14 @@ import pandas as pd
 COST_COLUMNS = ["rounds", "comm"]
 
 
+def cap_cost(row, metric: str):
+    """The cost a run that missed the target is censored at: the round cap, or c_alg × cap for communication.
+
+    `row` is an aggregated row (or a frame of them) with `cap` and `vectors_per_round`.
+    """
+    return row["cap"] * (1.0 if metric == "rounds" else row["vectors_per_round"])
+
+
 def run_frame(records: Iterable[dict], extra: Sequence[str] = ()) -> pd.DataFrame:
     """One row per run record: its configuration keys and summary costs."""
     rows = []
