@@ -61,9 +61,32 @@ def cmd_run(args) -> int:
 
 def cmd_algorithms(args) -> int:
     from fedlib.algorithms import ALGORITHMS
+    from fedlib.algorithms.hparams import fields_of
 
     for name, spec in ALGORITHMS.items():
-        print(f"{name:12s} {spec.description}")
+        own = ", ".join(fields_of(spec.hparams))
+        print(f"{name:16s} {spec.description}" + (f"  [hyperparameters: {own}]" if own else ""))
+    return 0
+
+
+def cmd_config(args) -> int:
+    """Every shared config key with its default, then each algorithm's own hyperparameters (or one algorithm's)."""
+    from fedlib.algorithms import ALGORITHMS
+    from fedlib.algorithms.hparams import describe
+
+    values = _parse_overrides(args.overrides)
+    unknown = set(values) - {"algorithm"}
+    if unknown:
+        raise ConfigError(f"fedlib config takes only algorithm=NAME, got {', '.join(sorted(unknown))}")
+    shared = RunConfig().to_dict()
+    shared.pop("hparams")
+    names = [values["algorithm"]] if "algorithm" in values else list(ALGORITHMS)
+    for name in names:
+        if name not in ALGORITHMS:
+            raise ConfigError(f"algorithm={name!r} is not known; allowed: {', '.join(ALGORITHMS)}")
+    own = {name: {key: {"type": tp, "default": default, "doc": doc}
+                  for key, tp, default, doc in describe(ALGORITHMS[name].hparams)} for name in names}
+    print(json.dumps({"shared": shared, "hyperparameters": {k: v for k, v in own.items() if v}}, indent=1))
     return 0
 
 
@@ -123,8 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--plot", help="write a class-histogram PNG here")
     pr.add_argument("overrides", nargs="*", metavar="key=value")
     pr.set_defaults(fn=cmd_partition)
-    sub.add_parser("config", help="print every config key with its default").set_defaults(
-        fn=lambda a: print(json.dumps(RunConfig().to_dict(), indent=1)) or 0)
+    c = sub.add_parser("config", help="print every config key with its default, and the algorithms' hyperparameters")
+    c.add_argument("overrides", nargs="*", metavar="algorithm=NAME")
+    c.set_defaults(fn=cmd_config)
     return p
 
 

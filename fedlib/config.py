@@ -12,7 +12,7 @@ import hashlib
 import json
 import types
 import typing
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 
@@ -43,6 +43,8 @@ class RunConfig:
     local_epochs: float | None = None    # if set, K_i = ceil(local_epochs * |D_i| / batch_size), masked
     batch_size: int = 32
     lr: float | None = None              # η_l; None = the algorithm's paper default
+    lr_decay: float = 1.0                   # η_l of round t = lr · lr_decay^(t-1) (FL-Simulator: 0.998)
+    clip_norm: float | None = None       # clip each client's minibatch gradient to this L2 norm (FL-Simulator: 10)
     server_lr: float = 1.0                  # η_g
     weight_decay: float = 0.0
     wd_mode: Literal["coupled", "decoupled"] = "coupled"   # spec A8
@@ -67,6 +69,8 @@ class RunConfig:
     checkpoint_every: int = 0               # rounds; 0 = no checkpoints
     data_dir: str | None = None          # None = $FEDLIB_DATA or ~/.cache/fedlib
     progress: bool = True
+    # the chosen algorithm's own hyperparameters (fedlib/algorithms/hparams.py); flat keys on the CLI and in YAML
+    hparams: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -75,14 +79,37 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RunConfig:
+        """Coerce a mapping of config keys. Keys that are not RunConfig fields must be hyperparameters of the chosen
+        algorithm (they go into `hparams`); anything else is refused naming the key and what is allowed."""
         known = {f.name: f for f in fields(cls)}
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
+        hparams: dict[str, Any] = {}
+        algorithm = values.get("algorithm", cls.algorithm)
         for key, raw in values.items():
-            if key not in known:
-                hint = difflib.get_close_matches(key, known, n=1)
+            if not isinstance(key, str):
+                raise ConfigError(f"config key {key!r} is not a string; allowed keys: {', '.join(known)}")
+            if key == "hparams":
+                if raw is None:
+                    continue
+                if not isinstance(raw, dict):
+                    raise ConfigError(f"hparams={raw!r} must be a mapping of the algorithm's hyperparameters")
+                hparams.update(raw)
+            elif key in known:
+                kwargs[key] = coerce_value(key, raw, _field_type(cls, key))
+            else:
+                owners = _hparam_owners(key)
+                if isinstance(algorithm, str) and algorithm in owners:
+                    hparams[key] = raw
+                    continue
+                if owners:
+                    raise ConfigError(f"'{key}' is a hyperparameter of {', '.join(owners)}, not of "
+                                      f"algorithm={algorithm}; its hyperparameters: "
+                                      f"{', '.join(_hparam_names(algorithm)) or 'none'}")
+                hint = difflib.get_close_matches(key, list(known) + _all_hparam_names(), n=1)
                 more = f" (did you mean '{hint[0]}'?)" if hint else ""
-                raise ConfigError(f"unknown config key '{key}'{more}; allowed keys: {', '.join(known)}")
-            kwargs[key] = _coerce(key, raw, _field_type(cls, key))
+                raise ConfigError(f"unknown config key '{key}'{more}; allowed keys: {', '.join(known)}, and the "
+                                  f"algorithm's hyperparameters (fedlib config algorithm=NAME lists them)")
+        kwargs["hparams"] = hparams
         return cls(**kwargs)
 
     def replace(self, **changes) -> RunConfig:
@@ -90,6 +117,17 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @property
+    def hp(self):
+        """The chosen algorithm's hyperparameters as its typed, validated dataclass (None if it has none)."""
+        from fedlib.algorithms import ALGORITHMS
+        from fedlib.algorithms.hparams import build
+
+        spec = ALGORITHMS.get(self.algorithm)
+        if spec is None or spec.hparams is None:
+            return None
+        return build(spec.hparams, self.hparams, self.algorithm)
 
     # ------------------------------------------------------------------ validation
     def validate(self) -> RunConfig:
@@ -99,6 +137,9 @@ class RunConfig:
         from fedlib.models import MODELS
 
         _choice("algorithm", self.algorithm, ALGORITHMS)
+        from fedlib.algorithms.hparams import build
+
+        build(ALGORITHMS[self.algorithm].hparams, self.hparams, self.algorithm)
         _choice("dataset", self.dataset, DATASETS)
         _choice("partition", self.partition, PARTITIONERS)
         if self.model != "auto":
@@ -123,6 +164,9 @@ class RunConfig:
         _positive_int("batch_size", self.batch_size)
         if self.lr is not None:
             _positive_float("lr", self.lr)
+        _range("lr_decay", self.lr_decay, 0.0, 1.0, lo_open=True)
+        if self.clip_norm is not None:
+            _positive_float("clip_norm", self.clip_norm)
         _positive_float("server_lr", self.server_lr)
         _nonneg_float("weight_decay", self.weight_decay)
         _range("beta1", self.beta1, 0.0, 1.0, hi_open=True)
@@ -154,6 +198,8 @@ class RunConfig:
         d = self.to_dict()
         for key in ("device", "oracle", "progress", "checkpoint_every", "data_dir", "eval_batch_size"):
             d.pop(key)
+        if not d["hparams"]:          # algorithms without hyperparameters keep their earlier fingerprints
+            d.pop("hparams")
         return d
 
     def fingerprint(self) -> str:
@@ -174,14 +220,47 @@ def _literal_values(tp) -> tuple | None:
     return None
 
 
-def _coerce(name: str, raw: Any, tp) -> Any:
+def _hparam_owners(key: str) -> list[str]:
+    from fedlib.algorithms import ALGORITHMS
+    from fedlib.algorithms.hparams import fields_of
+
+    return [name for name, spec in ALGORITHMS.items() if key in fields_of(spec.hparams)]
+
+
+def _hparam_names(algorithm) -> list[str]:
+    from fedlib.algorithms import ALGORITHMS
+    from fedlib.algorithms.hparams import fields_of
+
+    spec = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else None
+    return list(fields_of(spec.hparams)) if spec is not None else []
+
+
+def _all_hparam_names() -> list[str]:
+    from fedlib.algorithms import ALGORITHMS
+    from fedlib.algorithms.hparams import fields_of
+
+    return sorted({k for spec in ALGORITHMS.values() for k in fields_of(spec.hparams)})
+
+
+def coerce_value(name: str, raw: Any, tp) -> Any:
     """Turn a CLI string (or YAML value) into the field's type; ConfigError on failure."""
     origin = typing.get_origin(tp)
+    if origin is tuple:
+        item_tp = typing.get_args(tp)[0]
+        if isinstance(raw, str):
+            raw = [p for p in (s.strip() for s in raw.strip("[]()").split(",")) if p]
+        if not isinstance(raw, (list, tuple)):
+            raise ConfigError(f"{name}={raw!r} has the wrong type; expected a list of {item_tp.__name__}")
+        return tuple(coerce_value(name, item, item_tp) for item in raw)
+    if origin is dict:
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{name}={raw!r} has the wrong type; expected a mapping")
+        return dict(raw)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if raw is None or (isinstance(raw, str) and raw.lower() in ("none", "null", "")):
             return None
-        return _coerce(name, raw, args[0])
+        return coerce_value(name, raw, args[0])
     if origin is Literal:
         allowed = typing.get_args(tp)
         if raw not in allowed:

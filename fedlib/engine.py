@@ -19,6 +19,7 @@ from torch import Tensor
 import fedlib
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.base import RoundContext
+from fedlib.algorithms.hparams import to_dict as hparams_to_dict
 from fedlib.config import RunConfig
 from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
 from fedlib.jsonio import write_json_atomic
@@ -40,6 +41,9 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
         changes["lr"] = ALGORITHMS[cfg.algorithm].lr_default
     if cfg.model == "auto":
         changes["model"] = DATASETS[cfg.dataset].default_model
+    full = hparams_to_dict(cfg.hp)
+    if full != cfg.hparams:
+        changes["hparams"] = full           # every default of the algorithm's own hyperparameters, recorded
     return cfg.replace(**changes) if changes else cfg
 
 
@@ -65,6 +69,14 @@ def environment(device: torch.device, oracle_info: dict) -> dict:
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
     return env
+
+
+def clip_by_norm(grads: Tensor, max_norm: float | None) -> Tensor:
+    """Scale each client's gradient row to L2 norm <= max_norm (torch.nn.utils.clip_grad_norm_ per client)."""
+    if max_norm is None:
+        return grads
+    norms = torch.linalg.vector_norm(grads, dim=1, keepdim=True)
+    return grads * torch.clamp(max_norm / (norms + 1e-6), max=1.0)
 
 
 def _merge_active(new: dict, old: dict, active: Tensor) -> dict:
@@ -177,7 +189,7 @@ class Simulation:
                 losses, grads = self.oracle(points, _x, _y)
                 if not first_loss:
                     first_loss.append(losses)
-                return losses, grads
+                return losses, clip_by_norm(grads, cfg.clip_norm)
 
             active = ctx.active(k)
             new = alg.client_step(local, grad_fn, self.server, ctx, k)
@@ -189,12 +201,13 @@ class Simulation:
         for key, value in new_clients.items():
             self.clients[key][cohort] = value
         self.server = alg.server_update(self.server, upload, ctx)
+        # local consistency (FedMIM Fig. 2b): (1/|S|) Σ_i ||x_i,K − x^(t+1)||², the clients' drift from the new model
+        consistency = float(((local["x"] - self.server["x"]) ** 2).sum(1).mean())
 
         train_loss = float(loss_sum) / max(loss_count, 1)
         record = {"round": self.round, "cohort_size": int(cohort.numel()), "train_loss": train_loss,
-                  "test_loss": None, "test_acc": None,
-                  "comm_vectors": self.comm_per_round * self.round,
-                  "comm_bits": self.comm_per_round * self.round * self.oracle.d * 32}
+                  "test_loss": None, "test_acc": None, "consistency": consistency, "lr": ctx.lr,
+                  "comm_vectors": self.comm_per_round * self.round, **self.count_bits()}
         finite = math.isfinite(train_loss) and bool(torch.isfinite(self.server["x"]).all())
         if not finite:
             self.status = "diverged"
@@ -203,6 +216,17 @@ class Simulation:
         record["wall_s"] = time.perf_counter() - start
         self.records.append(record)
         return record
+
+    def count_bits(self) -> dict:
+        """Cumulative bits per participating client after this round: total, and uplink/downlink when the algorithm
+        states them (`round_bits`); otherwise every vector is a dense float32 d-vector."""
+        if self.alg.round_bits is None:
+            return {"comm_bits": self.comm_per_round * self.round * self.oracle.d * 32}
+        bits = self.alg.round_bits(self.cfg, self.oracle.d, self.round)
+        prev = self.records[-1] if self.records else {"uplink_bits": 0, "downlink_bits": 0}
+        up = prev["uplink_bits"] + bits["up"]
+        down = prev["downlink_bits"] + bits["down"]
+        return {"comm_bits": up + down, "uplink_bits": up, "downlink_bits": down}
 
     def evaluate(self) -> tuple[float, float | None]:
         prep = lambda xb: prepare_batch(self.data, xb, False, None)  # noqa: E731

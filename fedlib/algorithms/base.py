@@ -47,6 +47,21 @@ class RoundContext:
     steps: Tensor            # LongTensor [C]: local steps K_i of each cohort client this round
     weights: Tensor          # FloatTensor [C]: aggregation weights, sum to 1 (uniform 1/C by default)
     generator: torch.Generator  # seeded generator for any extra randomness (e.g. the tracking subset Y^t)
+    @property
+    def lr(self) -> float:
+        """η_l of this round: cfg.lr · cfg.lr_decay^(round−1) (the algorithm's default lr when cfg.lr is unset)."""
+        base = self.cfg.lr
+        if base is None:
+            from fedlib.algorithms import ALGORITHMS
+
+            base = ALGORITHMS[self.cfg.algorithm].lr_default
+        decay = getattr(self.cfg, "lr_decay", 1.0)
+        return float(base) if decay == 1.0 else float(base) * decay ** (self.round - 1)
+
+    @property
+    def hp(self):
+        """The algorithm's own hyperparameters (typed dataclass, see fedlib/algorithms/hparams.py)."""
+        return self.cfg.hp
 
     @property
     def size(self) -> int:
@@ -88,6 +103,10 @@ class AlgorithmSpec:
     server_update: Callable
     comm_vectors: Callable          # cfg -> vectors per participating client per round (down + up)
     lr_default: float = 0.1         # the paper's default local learning rate, used when cfg.lr is unset
+    hparams: type | None = None     # frozen dataclass of the algorithm's own hyperparameters (hparams.py)
+    # bits one participating client exchanges in round t: (cfg, d, t) -> {"up": bits, "down": bits}. Omit it when
+    # every vector is a dense float32 d-vector: the engine then counts comm_vectors(cfg) · d · 32 in total.
+    round_bits: Callable | None = None
 
 
 # ---- shared pure pieces -------------------------------------------------------------------------

@@ -19,7 +19,7 @@ def client_begin(server: State, clients: State, ctx: RoundContext) -> State:
 
 def client_step(local: State, grad_fn, server: State, ctx: RoundContext, k: int) -> State:
     _, g = grad_fn(local["x"])
-    return {"x": local["x"] - ctx.cfg.lr * sgd_direction(g, local["x"], ctx.cfg)}
+    return {"x": local["x"] - ctx.lr * sgd_direction(g, local["x"], ctx.cfg)}
 
 
 def client_end(local: State, server: State, clients: State, ctx: RoundContext):

@@ -44,7 +44,7 @@ def client_step(local, grad_fn, server, ctx, k):
     g = adam.coupled_grad(grad, x, cfg)
     m, v, vhat, delta = adam.adam_update(local["m"], local["v"], local["vhat"], g, cfg)
     step_dir = a * delta + (1.0 - a) * server["g_alpha"].unsqueeze(0)
-    return {"x": adam.apply_step(x, step_dir, adam.local_lr(cfg), cfg), "m": m, "v": v, "vhat": vhat}
+    return {"x": adam.apply_step(x, step_dir, ctx.lr, cfg), "m": m, "v": v, "vhat": vhat}
 
 
 def client_end(local, server, clients, ctx):
@@ -56,7 +56,7 @@ def client_end(local, server, clients, ctx):
 def server_update(server, upload, ctx):
     dx = upload["dx"]
     steps = ctx.steps.clamp(min=1).to(dx.dtype).unsqueeze(1)
-    lr = adam.local_lr(ctx.cfg)
+    lr = ctx.lr
     return {"x": server_model_step(server, weighted_mean(dx, ctx.weights), ctx.cfg.server_lr),
             "g_alpha": weighted_mean(-dx / (steps * lr), ctx.weights),
             "v": weighted_mean(upload["v"], ctx.weights)}

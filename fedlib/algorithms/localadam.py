@@ -30,7 +30,7 @@ def client_step(local, grad_fn, server, ctx, k):
     _, grad = grad_fn(x)
     g = adam.coupled_grad(grad, x, cfg)
     m, v, vhat, delta = adam.adam_update(local["m"], local["v"], local["vhat"], g, cfg)
-    x = adam.apply_step(x, delta, adam.local_lr(cfg), cfg)
+    x = adam.apply_step(x, delta, ctx.lr, cfg)
     return {"x": x, "m": m, "v": v, "vhat": vhat}
 
 

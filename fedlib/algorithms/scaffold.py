@@ -27,12 +27,12 @@ def client_begin(server: State, clients: State, ctx: RoundContext) -> State:
 def client_step(local: State, grad_fn, server: State, ctx: RoundContext, k: int) -> State:
     _, g = grad_fn(local["x"])
     direction = sgd_direction(g, local["x"], ctx.cfg) + local["correction"]
-    return {"x": local["x"] - ctx.cfg.lr * direction, "correction": local["correction"]}
+    return {"x": local["x"] - ctx.lr * direction, "correction": local["correction"]}
 
 
 def client_end(local: State, server: State, clients: State, ctx: RoundContext):
     steps = ctx.steps.to(local["x"].dtype).unsqueeze(1)
-    c_new = clients["c"] - server["c"] + (server["x"] - local["x"]) / (steps * ctx.cfg.lr)
+    c_new = clients["c"] - server["c"] + (server["x"] - local["x"]) / (steps * ctx.lr)
     upload = {"delta": local["x"] - server["x"], "delta_c": c_new - clients["c"]}
     return upload, {"c": c_new}
 

@@ -86,7 +86,7 @@ def _make(kind: str) -> AlgorithmSpec:
             g_hat = g
         m, v, vhat, delta = adam.adam_update(local["m"], local["v"], local["vhat"], g_hat, cfg)
         step_dir = delta + local["corr"] if kind == "et" else delta
-        out.update(x=adam.apply_step(x, step_dir, adam.local_lr(cfg), cfg), m=m, v=v, vhat=vhat)
+        out.update(x=adam.apply_step(x, step_dir, ctx.lr, cfg), m=m, v=v, vhat=vhat)
         return out
 
     def client_end(local, server, clients, ctx):
@@ -94,7 +94,7 @@ def _make(kind: str) -> AlgorithmSpec:
         tracked = sample_tracking_subset(ctx, x.device) & (ctx.steps > 0)
         steps = ctx.steps.clamp(min=1).to(x.dtype).unsqueeze(1)
         if kind == "et":
-            y_round = clients["y"] - server["y"].unsqueeze(0) + (server["x"] - x) / (steps * adam.local_lr(ctx.cfg))
+            y_round = clients["y"] - server["y"].unsqueeze(0) + (server["x"] - x) / (steps * ctx.lr)
         else:
             y_round = local["gsum"] / steps
         y_new = torch.where(tracked.unsqueeze(1), y_round, clients["y"])
