@@ -8,7 +8,7 @@ import torch
 from fedlib import algorithms
 from fedlib.algorithms import fedavg
 from fedlib.algorithms.base import AlgorithmSpec
-from fedlib.algorithms.hparams import hp, in_range, positive
+from fedlib.algorithms.hparams import hp, in_range
 from fedlib.cli import main
 from fedlib.config import ConfigError, RunConfig
 from fedlib.engine import Simulation, clip_by_norm, resolve
