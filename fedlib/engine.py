@@ -201,12 +201,16 @@ class Simulation:
         for key, value in new_clients.items():
             self.clients[key][cohort] = value
         self.server = alg.server_update(self.server, upload, ctx)
-        # local consistency (FedMIM Fig. 2b): (1/|S|) Σ_i ||x_i,K − x^(t+1)||², the clients' drift from the new model
-        consistency = float(((local["x"] - self.server["x"]) ** 2).sum(1).mean())
+        # local consistency (FedMIM Fig. 2b): (1/|S|) Σ_i ||x_i,K − x̄||² with x̄ the plain mean of the cohort's local
+        # models (the paper's definition), and against the server output x^(t+1) (FL-Simulator's; differs for
+        # server-adaptive methods such as FedAdam and FedDyn)
+        consistency = float(((local["x"] - local["x"].mean(0)) ** 2).sum(1).mean())
+        consistency_server = float(((local["x"] - self.server["x"]) ** 2).sum(1).mean())
 
         train_loss = float(loss_sum) / max(loss_count, 1)
         record = {"round": self.round, "cohort_size": int(cohort.numel()), "train_loss": train_loss,
-                  "test_loss": None, "test_acc": None, "consistency": consistency, "lr": ctx.lr,
+                  "test_loss": None, "test_acc": None, "consistency": consistency,
+                  "consistency_server": consistency_server, "lr": ctx.lr,
                   "comm_vectors": self.comm_per_round * self.round, **self.count_bits()}
         finite = math.isfinite(train_loss) and bool(torch.isfinite(self.server["x"]).all())
         if not finite:

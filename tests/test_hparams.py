@@ -111,5 +111,9 @@ def test_consistency_metric_matches_direct_computation(monkeypatch):
 
     monkeypatch.setattr(sim, "alg", dataclasses.replace(sim.alg, client_end=spy))
     rec = sim.run_round()
-    direct = sum(float(((seen["x"][c] - sim.server["x"]) ** 2).sum()) for c in range(3)) / 3
+    mean = seen["x"].mean(0)
+    direct = sum(float(((seen["x"][c] - mean) ** 2).sum()) for c in range(3)) / 3
+    to_server = sum(float(((seen["x"][c] - sim.server["x"]) ** 2).sum()) for c in range(3)) / 3
     assert rec["consistency"] == pytest.approx(direct, rel=1e-6)
+    assert rec["consistency_server"] == pytest.approx(to_server, rel=1e-6)
+    assert rec["consistency"] == pytest.approx(rec["consistency_server"], rel=1e-5)   # FedAvg, η_g = 1: x̄ = x^(t+1)
