@@ -41,7 +41,8 @@ class RunConfig:
     rounds: int = 50
     local_steps: int = 3                    # K (minibatch steps) unless local_epochs is set
     local_epochs: float | None = None    # if set, K_i = ceil(local_epochs * |D_i| / batch_size), masked
-    batch_size: int = 32
+    batch_size: int = 32                    # minibatch size; token streams: the number of parallel columns b
+    bptt: int = 35                          # token streams: truncated-BPTT window length (FAFED's LM code: 35)
     lr: float | None = None              # η_l; None = the algorithm's paper default
     lr_decay: float = 1.0                   # η_l of round t = lr · lr_decay^(t-1) (FL-Simulator: 0.998)
     clip_norm: float | None = None       # clip each client's minibatch gradient to this L2 norm (FL-Simulator: 10)
@@ -162,6 +163,7 @@ class RunConfig:
         if self.local_epochs is not None:
             _positive_float("local_epochs", self.local_epochs)
         _positive_int("batch_size", self.batch_size)
+        _positive_int("bptt", self.bptt)
         if self.lr is not None:
             _positive_float("lr", self.lr)
         _range("lr_decay", self.lr_decay, 0.0, 1.0, lo_open=True)
@@ -200,6 +202,8 @@ class RunConfig:
             d.pop(key)
         if not d["hparams"]:          # algorithms without hyperparameters keep their earlier fingerprints
             d.pop("hparams")
+        if d["bptt"] == 35:           # the default window length leaves earlier fingerprints unchanged
+            d.pop("bptt")
         return d
 
     def fingerprint(self) -> str:

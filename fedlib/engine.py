@@ -26,6 +26,7 @@ from fedlib.jsonio import write_json_atomic
 from fedlib.metrics import summarize
 from fedlib.models import build_model
 from fedlib.oracle import Oracle, choose_mode
+from fedlib.streams import StreamFeed
 
 CHECKPOINT = "checkpoint.pt"
 RESULT = "result.json"
@@ -114,6 +115,10 @@ class Simulation:
         torch.manual_seed(cfg.seed)
         model = build_model(cfg.model, self.data.input_shape, self.data.num_classes).to(self.device)
         self.oracle = Oracle(model, self.data.task)
+        # token streams (language models): sequential BPTT windows and carried per-client model state
+        self.stream = (StreamFeed(self.data.x_train, parts, cfg.batch_size, cfg.bptt, model, cfg.seed,
+                                  self.device)
+                       if self.data.task == "language_model" else None)
         self.server, self.clients = self.alg.init(self.oracle.flat_params(), cfg.n_clients, cfg)
         self.cohort_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 1)
         self.alg_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 2)
@@ -175,25 +180,29 @@ class Simulation:
                            weights=w / w.sum(), generator=self.alg_gen)
         gathered = {k: v[cohort] for k, v in self.clients.items()}
         local = alg.client_begin(self.server, gathered, ctx)
-        perm = self.batch_positions(cohort)
+        perm = self.batch_positions(cohort) if self.stream is None else None
         loss_sum = torch.zeros((), device=self.device)
         loss_count = 0
         for k in range(ctx.max_steps):
-            x, y = self.batch(cohort, perm, k)
+            x, y = self.batch(cohort, perm, k) if self.stream is None else self.stream.batch(cohort)
             if self.oracle_info is None:
                 mode, self.oracle_info = choose_mode(cfg.oracle, self.oracle, local["x"], x, y)
                 self.oracle.mode = mode
             first_loss: list[Tensor] = []
+            first_state: list[Tensor] = []
 
             def grad_fn(points: Tensor, _x=x, _y=y) -> tuple[Tensor, Tensor]:
-                losses, grads = self.oracle(points, _x, _y)
+                losses, grads, *state = self.oracle(points, _x, _y)      # stateful models: + next state
                 if not first_loss:
                     first_loss.append(losses)
+                    first_state.extend(state)
                 return losses, clip_by_norm(grads, cfg.clip_norm)
 
             active = ctx.active(k)
             new = alg.client_step(local, grad_fn, self.server, ctx, k)
             local = _merge_active(new, local, active)
+            if self.stream is not None:
+                self.stream.advance(cohort, active, first_state[0])
             if first_loss:
                 loss_sum = loss_sum + (first_loss[0] * active).sum()
                 loss_count += int(active.sum())
@@ -233,6 +242,8 @@ class Simulation:
         return {"comm_bits": up + down, "uplink_bits": up, "downlink_bits": down}
 
     def evaluate(self) -> tuple[float, float | None]:
+        if self.stream is not None:
+            return self.stream.evaluate(self.oracle, self.server["x"], self.data.x_test)
         prep = lambda xb: prepare_batch(self.data, xb, False, None)  # noqa: E731
         return self.oracle.evaluate(self.server["x"], self.data.x_test, self.data.y_test, prep,
                                     self.cfg.eval_batch_size)
@@ -251,7 +262,8 @@ class Simulation:
         return {"fingerprint": self.cfg.fingerprint(), "round": self.round, "records": self.records,
                 "status": self.status, "server": self.server, "clients": self.clients,
                 "cohort_gen": self.cohort_gen.get_state(), "alg_gen": self.alg_gen.get_state(),
-                "batch_gen": self.batch_gen.get_state(), "oracle_info": self.oracle_info}
+                "batch_gen": self.batch_gen.get_state(), "oracle_info": self.oracle_info,
+                "stream": self.stream.state_dict() if self.stream is not None else None}
 
     def load_state_dict(self, state: dict) -> None:
         if state["fingerprint"] != self.cfg.fingerprint():
@@ -263,6 +275,8 @@ class Simulation:
         self.alg_gen.set_state(state["alg_gen"])
         self.batch_gen.set_state(state["batch_gen"])
         self.oracle_info = state["oracle_info"]
+        if self.stream is not None:
+            self.stream.load_state_dict(state["stream"])
         if self.oracle_info is not None:
             self.oracle.mode = self.oracle_info["mode"]
 

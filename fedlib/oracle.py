@@ -7,6 +7,9 @@ gradients `[C, d]`. Two interchangeable paths compute the same numbers:
   become one grouped convolution for the whole cohort);
 * ``loop``: a plain Python loop over clients with autograd (faster for small CPU convolutions, and the fallback
   for models vmap cannot batch).
+
+Stateful models (the LSTM language models) take a tuple `x = (tokens, state, masks)` per client and return
+`(output, next_state)`; for them the oracle returns a third output, the next states `[C, ...]` (fedlib.streams).
 """
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ def loss_fn_for(task: str):
         return lambda out, y: F.cross_entropy(out, y)
     if task == "objective":
         return lambda out, y: out.mean()
+    if task == "language_model":
+        return lambda out, y: F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
     return lambda out, y: 0.5 * torch.mean((out.reshape(-1) - y) ** 2)
 
 
@@ -49,6 +54,7 @@ class Oracle:
         self.numels = [p.numel() for _, p in named]
         self.d = sum(self.numels)
         self.buffers = dict(model.named_buffers())
+        self.stateful = hasattr(model, "initial_state")     # forward((x, state, masks)) -> (output, next state)
 
     # -------------------------------------------------------------- flat <-> module parameters
     def flat_params(self) -> Tensor:
@@ -66,9 +72,16 @@ class Oracle:
     def _loss_one(self, flat: Tensor, x: Tensor, y: Tensor) -> Tensor:
         return self.loss(self.forward(flat, x), y)
 
+    def _loss_state(self, flat: Tensor, x: tuple, y: Tensor) -> tuple[Tensor, Tensor]:
+        out, state = self.forward(flat, x)
+        return self.loss(out, y), state
+
     # -------------------------------------------------------------- the cohort call
-    def __call__(self, params: Tensor, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
-        """params [C, d], x [C, B, ...], y [C, B] -> (loss [C], grad [C, d])."""
+    def __call__(self, params: Tensor, x, y: Tensor):
+        """params [C, d], x [C, B, ...], y [C, B] -> (loss [C], grad [C, d]); stateful models: x is a tuple of
+        [C, ...] tensors (or None) and a third output holds the next states [C, ...]."""
+        if self.stateful:
+            return self._call_stateful(params, x, y)
         if self.mode == "vmap":
             grads, losses = vmap(grad_and_value(self._loss_one))(params, x, y)
             return losses.detach(), grads.detach()
@@ -80,6 +93,20 @@ class Oracle:
             losses.append(loss.detach())
             grads.append(g)
         return torch.stack(losses), torch.stack(grads)
+
+    def _call_stateful(self, params: Tensor, x: tuple, y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        if self.mode == "vmap":
+            grads, (losses, states) = vmap(grad_and_value(self._loss_state, has_aux=True))(params, x, y)
+            return losses.detach(), grads.detach(), states.detach()
+        losses, grads, states = [], [], []
+        for c in range(params.shape[0]):
+            p = params[c].detach().requires_grad_(True)
+            loss, state = self._loss_state(p, tuple(t if t is None else t[c] for t in x), y[c])
+            (g,) = torch.autograd.grad(loss, p)
+            losses.append(loss.detach())
+            grads.append(g)
+            states.append(state.detach())
+        return torch.stack(losses), torch.stack(grads), torch.stack(states)
 
     @torch.no_grad()
     def evaluate(self, flat: Tensor, x: Tensor, y: Tensor, prepare,
@@ -116,7 +143,8 @@ def choose_mode(requested: str, oracle: Oracle, params: Tensor, x: Tensor, y: Te
         return requested, {"requested": requested, "mode": requested}
     if params.device.type == "cuda":
         return "vmap", {"requested": "auto", "mode": "vmap", "reason": "cuda"}
-    key = "|".join([type(oracle.model).__name__, str(oracle.d), str(tuple(x.shape)), torch.__version__,
+    shape = x[0].shape if isinstance(x, tuple) else x.shape          # stateful models: (tokens, state, masks)
+    key = "|".join([type(oracle.model).__name__, str(oracle.d), str(tuple(shape)), torch.__version__,
                     str(torch.get_num_threads())])
     cache_file = _choice_cache()
     try:

@@ -19,6 +19,7 @@ from torch import nn
 
 from fedlib.models.cnn import build_cnn, build_cnn_mnist, build_lenet5
 from fedlib.models.linear import build_linear, build_mlp
+from fedlib.models.lstm import build_lstm_small, build_lstm_wt2
 from fedlib.models.objective import build_piecewise1d
 from fedlib.models.resnet import build_resnet18, build_resnet18_imagenet
 
@@ -65,6 +66,10 @@ for _spec in [
     ModelSpec("mlp", "FedAvg 2NN: flattened input -> 200 -> 200 -> classes, ReLU", build_mlp),
     ModelSpec("piecewise1d", "one parameter x (x_0 = 10) returning the FAFED Theorem 1 functions f_i(x) per row "
               "(task objective)", build_piecewise1d),
+    ModelSpec("lstm_wt2", "FAFED's WikiText-2 LM: embedding 650, 2 LSTM layers of 650, dropout 0.5, untied decoder",
+              build_lstm_wt2),
+    ModelSpec("lstm_small", "embedded LM stand-in: embedding 32, 2 LSTM layers of 32, dropout 0.5, untied decoder",
+              build_lstm_small),
 ]:
     register(_spec)
 
