@@ -24,6 +24,11 @@ MODULES = (
     "naive_adaptive",
     "stem",
     "fafed",
+    # FedAdam-SSM paper
+    "fedadam_local",
+    "fedadam_sparse",
+    "onebit_adam",
+    "efficient_adam",
 )
 
 ALGORITHMS: dict[str, AlgorithmSpec] = {}
