@@ -62,6 +62,8 @@ class RunConfig:
     bn_policy: Literal["average"] = "average"              # spec A11 (models here use GroupNorm; no BN buffers)
     # evaluation and bookkeeping
     eval_every: int = 1
+    eval_local: bool = False                # also record local_test_acc: each cohort client's end-of-round local
+                                            # model on its own contiguous 1/n shard of the test set (FAFED's code)
     eval_batch_size: int = 2048
     target_acc: float | None = None      # fraction in (0, 1]; rounds-to-target is computed against it
     stop_at_target: bool = False
@@ -216,6 +218,8 @@ class RunConfig:
             d.pop("hparams")
         if d["bptt"] == 35:           # the default window length leaves earlier fingerprints unchanged
             d.pop("bptt")
+        if not d["eval_local"]:       # an extra metric, off by default: earlier fingerprints unchanged
+            d.pop("eval_local")
         if d["color_jitter"] is None:  # runs without the colour perturbation keep their earlier fingerprints
             d.pop("color_jitter")
         return d

@@ -151,6 +151,9 @@ class Simulation:
         self.device = pick_device(cfg.device)
         self.alg = ALGORITHMS[cfg.algorithm]
         self.data = load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed).to(self.device)
+        if cfg.eval_local and self.data.task != "classification":
+            raise ConfigError(f"eval_local=true needs a classification dataset; dataset={cfg.dataset} is "
+                              f"{self.data.task}; allowed: eval_local=false")
         parts = partition_for(cfg, self.data)
         if len(parts) != cfg.n_clients:
             raise RuntimeError(f"partition {cfg.partition!r} produced {len(parts)} clients, expected {cfg.n_clients}")
@@ -267,6 +270,8 @@ class Simulation:
             self.status = "diverged"
         elif self.round % cfg.eval_every == 0 or self.round == cfg.rounds:
             record["test_loss"], record["test_acc"] = self.evaluate()
+            if cfg.eval_local:
+                record["local_test_acc"] = self.evaluate_local(cohort, local["x"])
         record["wall_s"] = time.perf_counter() - start
         self.records.append(record)
         return record
@@ -333,6 +338,20 @@ class Simulation:
         prep = lambda xb: prepare_batch(self.data, xb, False, None)  # noqa: E731
         return self.oracle.evaluate(self.server["x"], self.data.x_test, self.data.y_test, prep,
                                     self.cfg.eval_batch_size)
+
+    def evaluate_local(self, cohort: Tensor, local_x: Tensor) -> float:
+        """Pooled accuracy of every cohort client's end-of-round local model (before aggregation) on its own
+        contiguous 1/n shard of the test set: total correct / total count (the FAFED authors' test metric)."""
+        prep = lambda xb: prepare_batch(self.data, xb, False, None)  # noqa: E731
+        shards = np.array_split(np.arange(self.data.x_test.shape[0]), self.cfg.n_clients)
+        correct, count = 0, 0
+        for row, client in enumerate(cohort.tolist()):
+            idx = torch.from_numpy(shards[client]).to(self.device)
+            _, acc = self.oracle.evaluate(local_x[row], self.data.x_test[idx], self.data.y_test[idx], prep,
+                                          self.cfg.eval_batch_size)
+            correct += round(acc * len(idx))
+            count += len(idx)
+        return correct / max(count, 1)
 
     @property
     def finished(self) -> bool:

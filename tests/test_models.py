@@ -9,8 +9,8 @@ from torch.func import functional_call, grad, vmap
 from fedlib.models import MODELS, ModelSpec, build_model, num_params
 
 SHAPES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "cifar": (3, 32, 32)}
-IMAGE_16PX = {"cnn_mnist", "lenet5"}  # fixed 5x5 valid-conv stacks need >= 16 px
-NOT_IMAGE = {"piecewise1d", "lstm_wt2", "lstm_small"}   # analytic objective and language models: tested in tests/test_fafed_*.py
+IMAGE_16PX = {"cnn_mnist", "lenet5", "cnn_fafed_mnist", "cnn_fafed_fmnist", "cnn_fafed_cifar"}  # need >= 16 px
+NOT_IMAGE = {"piecewise1d", "lstm_wt2", "lstm_small"}   # objective and language models: tests/test_fafed_*.py
 
 
 def _cases():

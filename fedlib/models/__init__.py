@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from fedlib.models.cnn import build_cnn, build_cnn_mnist, build_lenet5
+from fedlib.models.fafed_cnn import build_cnn_fafed_cifar, build_cnn_fafed_fmnist, build_cnn_fafed_mnist
 from fedlib.models.linear import build_linear, build_mlp
 from fedlib.models.lstm import build_lstm_small, build_lstm_wt2
 from fedlib.models.objective import build_piecewise1d
@@ -74,6 +75,12 @@ for _spec in [
     ModelSpec("mlp", "FedAvg 2NN: flattened input -> 200 -> 200 -> classes, ReLU", build_mlp),
     ModelSpec("piecewise1d", "one parameter x (x_0 = 10) returning the FAFED Theorem 1 functions f_i(x) per row "
               "(task objective)", build_piecewise1d),
+    ModelSpec("cnn_fafed_mnist", "FAFED's MNIST CNN: conv5x5 20/50, fc 500, ReLU, Xavier init (431,080 params on "
+              "28x28)", build_cnn_fafed_mnist),
+    ModelSpec("cnn_fafed_fmnist", "FAFED's Fashion-MNIST CNN: conv3x3 5/10, fc 100, Tanh, Xavier init (26,620 params "
+              "on 28x28)", build_cnn_fafed_fmnist),
+    ModelSpec("cnn_fafed_cifar", "FAFED's CIFAR-10 CNN: conv3x3 16/32/64 (pad 1), fc 512-64 (581,866 params on "
+              "3x32x32)", build_cnn_fafed_cifar),
     ModelSpec("lstm_wt2", "FAFED's WikiText-2 LM: embedding 650, 2 LSTM layers of 650, dropout 0.5, untied decoder",
               build_lstm_wt2),
     ModelSpec("lstm_small", "embedded LM stand-in: embedding 32, 2 LSTM layers of 32, dropout 0.5, untied decoder",
