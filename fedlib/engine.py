@@ -186,6 +186,9 @@ class Simulation:
         self.status = "ok"
         self.oracle_info: dict | None = None
         self.comm_per_round = float(self.alg.comm_vectors(cfg))
+        # one pass over a client's data: the stream's windows, else ⌈smallest client / B⌉ minibatches
+        self.epoch_steps = (self.stream.windows if self.stream is not None
+                            else max(1, math.ceil(int(self.sizes.min()) / cfg.batch_size)))
 
     def _colour_factors(self) -> Tensor | None:
         cfg = self.cfg
@@ -247,7 +250,7 @@ class Simulation:
         else:
             w = torch.ones(cohort.numel(), device=self.device)
         ctx = RoundContext(cfg=cfg, round=self.round, n=cfg.n_clients, cohort=cohort, steps=steps,
-                           weights=w / w.sum(), generator=self.alg_gen)
+                           weights=w / w.sum(), generator=self.alg_gen, epoch_steps=self.epoch_steps)
         gathered = gather_rows(self.clients, cohort, self.device)
         local = alg.client_begin(self.server, gathered, ctx)
         local, loss_sum, loss_count = self.local_work(ctx, local, steps.cpu())

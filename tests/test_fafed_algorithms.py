@@ -194,17 +194,26 @@ def test_fafed_large_rho_is_stem_and_stem_alpha1_is_local_sgd():
         np.testing.assert_allclose(sgd[r + 1].numpy(), x[0], rtol=0, atol=1e-12)
 
 
-def test_lr_cbrt_schedule():
+def test_lr_schedules():
+    from types import SimpleNamespace as NS
+
     from fedlib.algorithms.stem import storm_lr
 
-    class Ctx:
-        lr = 2.0
+    ctx = lambda schedule, w=None: NS(lr=2.0, hp=NS(lr_schedule=schedule), epoch_steps=w)  # noqa: E731
+    assert [storm_lr(ctx("constant"), t) for t in (0, 5)] == [2.0, 2.0]
+    assert [storm_lr(ctx("cbrt_step"), t) for t in (0, 1, 7)] == pytest.approx([2.0, 2 / 2 ** (1 / 3), 1.0])
+    # epochs of W = 3 steps: t = 1..3 is epoch 0 (with the initialisation t = 0), t = 4..6 epoch 1
+    assert [storm_lr(ctx("cbrt_epoch", 3), t) for t in (0, 3, 4, 6, 7)] == pytest.approx(
+        [2.0, 2.0, 2 / 2 ** (1 / 3), 2 / 2 ** (1 / 3), 2 / 3 ** (1 / 3)])
+    with pytest.raises(ValueError, match="epoch_steps"):
+        storm_lr(ctx("cbrt_epoch"), 1)
 
-        class hp:
-            lr_cbrt_every = 3
-    assert [storm_lr(Ctx, t) for t in (0, 2, 3, 7)] == pytest.approx([2.0, 2.0, 2 / 2 ** (1 / 3), 2 / 3 ** (1 / 3)])
-    Ctx.hp.lr_cbrt_every = 0
-    assert storm_lr(Ctx, 100) == 2.0
+
+def test_engine_epoch_steps():
+    assert Simulation({**DIGITS, "algorithm": "stem"}).epoch_steps == 45        # ⌈359 / 8⌉ (iid, 4 clients)
+    lm = Simulation({"algorithm": "stem", "dataset": "pydoc_text", "partition": "stream_chunks", "n_clients": 4,
+                     "clients_per_round": 4, "batch_size": 3, "bptt": 6, "progress": False})
+    assert lm.epoch_steps == lm.stream.windows > 100
 
 
 # ---------------------------------------------------------------------------------------------- engine facts
@@ -219,7 +228,7 @@ def test_gradient_calls_per_step_on_one_batch(name, calls):
     log = []
 
     def counting(params, x, y):
-        log.append((x.data_ptr(), y.data_ptr()))
+        log.append((x.data_ptr(), y.data_ptr(), float(x.float().sum()), tuple(y.flatten().tolist())))
         return original(params, x, y)
     sim.oracle = type("Counting", (), {"__call__": staticmethod(counting), "mode": "loop", "d": sim.oracle.d})()
     sim.oracle_info = {"mode": "loop"}
@@ -227,8 +236,8 @@ def test_gradient_calls_per_step_on_one_batch(name, calls):
     sim.run_round()
     assert len(log) == 2 * 3 * calls
     steps = [log[i:i + calls] for i in range(0, len(log), calls)]
-    assert all(len(set(s)) == 1 for s in steps)                    # the calls of a step share its batch
-    assert len({s[0] for s in steps}) == len(steps)                # and every step has a new one
+    assert all(len(set(s)) == 1 for s in steps)                    # the calls of a step share its batch tensors
+    assert len({s[0][2:] for s in steps}) == len(steps)            # and every step draws a new batch
 
 
 @pytest.mark.parametrize("name", ["naive_adaptive", "stem", "fafed"])
@@ -255,7 +264,7 @@ def test_communication_bits():
 
 
 @pytest.mark.parametrize("key,value", [("fafed_sync_a", "newest"), ("storm_alpha", 0.0), ("fafed_rho", -1.0),
-                                        ("lr_cbrt_every", -1), ("fafed_beta", 1.0)])
+                                        ("lr_schedule", "cosine"), ("fafed_beta", 1.0)])
 def test_bad_hyperparameters_are_refused(key, value):
     with pytest.raises(ConfigError, match=key):
         RunConfig.from_dict({"algorithm": "fafed", key: value}).validate()

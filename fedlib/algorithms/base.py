@@ -47,6 +47,7 @@ class RoundContext:
     steps: Tensor            # LongTensor [C]: local steps K_i of each cohort client this round
     weights: Tensor          # FloatTensor [C]: aggregation weights, sum to 1 (uniform 1/C by default)
     generator: torch.Generator  # seeded generator for any extra randomness (e.g. the tracking subset Y^t)
+    epoch_steps: int | None = None  # local steps in one pass over a client's data (token streams: BPTT windows)
     @property
     def lr(self) -> float:
         """η_l of this round: cfg.lr · cfg.lr_decay^(round−1) (the algorithm's default lr when cfg.lr is unset)."""

@@ -8,7 +8,8 @@ live here. Indices follow the FAFED paper's Algorithm 2 (docs/papers/fafed.md):
         m ← g + (1−α)(m − g')                                  α = storm_alpha (α = 1: plain SGD)
         x_prev ← x_t;  x_{t+1} = x_t − η_t m
     t mod q = 0 (end of round): server x ← mean_i x_i, m ← mean_i m_i
-    η_t = lr / (1 + ⌊t / lr_cbrt_every⌋)^{1/3}   (lr_cbrt_every = 0: constant; 1: per step; steps/epoch: per epoch)
+    η_t per lr_schedule: constant η_t = lr (the paper's images); cbrt_step η_t = lr/(1+t)^{1/3} (eq. 5 with w = 1);
+    cbrt_epoch η = lr/(1+e)^{1/3} with e = ⌊(t−1)/W⌋ the 0-based epoch, W = ctx.epoch_steps (the authors' LM code)
 
 x_prev is each worker's own pre-averaging iterate, kept between rounds ([n, d] client state). The initial m_0 uses
 the first round's first minibatch, which step t = 1 re-uses (so ∇f_i(x_0; B_1) is the already computed gradient):
@@ -22,25 +23,17 @@ from dataclasses import dataclass
 import torch
 
 from fedlib.algorithms.base import AlgorithmSpec, RoundContext, State, sgd_direction, weighted_mean
-from fedlib.algorithms.hparams import hp, in_range, nonneg
+from fedlib.algorithms.hparams import hp, in_range, one_of
 
 BITS = 32
-
-
-def _nonneg_int(name, v):
-    nonneg(name, v)
-    if int(v) != v:
-        from fedlib.config import ConfigError
-
-        raise ConfigError(f"{name}={v} must be an integer >= 0")
 
 
 @dataclass(frozen=True)
 class StormHParams:
     storm_alpha: float = hp(0.1, in_range(0.0, 1.0, lo_open=True),
                             "STORM momentum α in m ← g + (1−α)(m − g'); the papers pick from {0.1, 0.9}")
-    lr_cbrt_every: int = hp(0, _nonneg_int, "η_t = lr/(1+⌊t/every⌋)^(1/3): 0 = constant (images), 1 = per step "
-                                             "(eq. 5), steps per epoch = per epoch (the authors' LM code)")
+    lr_schedule: str = hp("constant", one_of("constant", "cbrt_step", "cbrt_epoch"),
+                          "constant η (images); η/(1+t)^(1/3) per step (eq. 5); η/(1+e)^(1/3) per epoch (LM code)")
 
 
 # ---- shared STORM pieces (also used by fafed.py) -----------------------------------------------------------------
@@ -51,8 +44,15 @@ def step_index(server: State, k: int) -> int:
 
 
 def storm_lr(ctx: RoundContext, t: int) -> float:
-    every = ctx.hp.lr_cbrt_every
-    return ctx.lr if every == 0 else ctx.lr / (1.0 + t // every) ** (1.0 / 3.0)
+    """η_t of iteration t (t = 0 is the initialisation) under the lr_schedule hyperparameter."""
+    schedule = ctx.hp.lr_schedule
+    if schedule == "constant":
+        return ctx.lr
+    if schedule == "cbrt_step":
+        return ctx.lr / (1.0 + t) ** (1.0 / 3.0)
+    if not ctx.epoch_steps:
+        raise ValueError("lr_schedule=cbrt_epoch needs the steps per epoch (ctx.epoch_steps), which the engine sets")
+    return ctx.lr / (1.0 + max(t - 1, 0) // ctx.epoch_steps) ** (1.0 / 3.0)
 
 
 def storm_momentum(g, g_prev, m, alpha: float):
