@@ -46,7 +46,8 @@ class LSTMLanguageModel(nn.Module):
 
     # ---- what the stream feeder needs
     def initial_state(self, batch: int) -> Tensor:
-        return torch.zeros(2, self.layers, batch, self.hidden)
+        w = self.decoder.weight
+        return torch.zeros(2, self.layers, batch, self.hidden, dtype=w.dtype, device=w.device)
 
     @property
     def mask_width(self) -> int:
@@ -57,7 +58,7 @@ class LSTMLanguageModel(nn.Module):
         if self.dropout == 0.0:
             return None
         keep = torch.rand(*shape, self.mask_width, generator=generator, device=device) >= self.dropout
-        return keep.to(torch.float32) / (1.0 - self.dropout)
+        return keep.to(self.decoder.weight.dtype) / (1.0 - self.dropout)
 
     # ---- the model
     def _layer(self, x: Tensor, h: Tensor, c: Tensor, k: int) -> tuple[Tensor, Tensor, Tensor]:
