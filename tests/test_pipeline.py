@@ -343,25 +343,34 @@ def _dvc(*args, check=True):
     return out
 
 
+def _outs(stage: dict) -> dict:
+    """A stage's outs as {path: options}."""
+    return {list(o)[0] if isinstance(o, dict) else o: (o[list(o)[0]] if isinstance(o, dict) else {})
+            for o in stage.get("outs", [])}
+
+
 def test_dvc_yaml_stages_are_per_artefact():
     dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
     stages = dvc["stages"]
-    assert set(stages) == {*SECTIONS, "reports_index"}
-    for name in SECTIONS:
-        st = stages[name]
-        art = name.split("_", 1)[1]
+    assert set(stages) == {*(a.stage for a in ARTEFACTS), "reports_index"}
+    for art in ARTEFACTS:
+        name, paper, st = art.stage, art.paper, stages[art.stage]
         assert st["params"] == [name], "a stage must depend on its own section only (plus profile/workers in cmd)"
         assert f"notebooks/{name}.ipynb" in st["deps"] and "-k ${kernel}" in st["cmd"]
         assert "-p profile ${profile}" in st["cmd"] and " -f " not in st["cmd"]
-        outs = {list(o)[0] if isinstance(o, dict) else o: (o[list(o)[0]] if isinstance(o, dict) else {})
-                for o in st["outs"]}
-        assert outs[f"runs/fadamgt/{art}"] == {"persist": True}
-        assert outs[f"runs/fadamgt/{art}.ipynb"] == {}                      # executed notebook: DVC cache
+        outs = _outs(st)
+        assert outs[f"runs/{paper}/{art.name}.ipynb"] == {}                  # executed notebook: DVC cache
         for path, opts in outs.items():
             if path.startswith("reports/"):
                 assert opts == {"cache": False, "persist": True}, path       # committed to git, kept on failure
-        assert st["metrics"] == [{f"reports/fadamgt/{art}.json": {"cache": False, "persist": True}}]
-        assert f"-p out_dir reports/fadamgt -p cache_dir runs/fadamgt/{art}" in st["cmd"]
+        assert st["metrics"] == [{f"reports/{paper}/{art.name}.json": {"cache": False, "persist": True}}]
+        cache = st["cmd"].split("-p cache_dir ")[1].split()[0]
+        assert f"-p out_dir reports/{paper} -p cache_dir {cache}" in st["cmd"]
+        if cache == str(art.cache_dir):
+            assert outs[cache] == {"persist": True}
+        else:                       # reads another artefact's run cache (the same configurations): a declared dep
+            assert cache in st["deps"] and any(cache in _outs(other) for other in stages.values()), name
+        assert f"reports/{paper}/{art.name}.json" in stages["reports_index"]["deps"]
 
 
 def test_dvc_dag_and_dry_run():

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 import torch
@@ -59,9 +60,10 @@ class RoundContext:
         decay = getattr(self.cfg, "lr_decay", 1.0)
         return float(base) if decay == 1.0 else float(base) * decay ** (self.round - 1)
 
-    @property
+    @cached_property
     def hp(self):
-        """The algorithm's own hyperparameters (typed dataclass, see fedlib/algorithms/hparams.py)."""
+        """The algorithm's own hyperparameters (typed dataclass, see fedlib/algorithms/hparams.py); built and
+        validated once per round (the configuration does not change within a round)."""
         return self.cfg.hp
 
     @property

@@ -15,7 +15,7 @@ server averages x, m and v (every q = local_steps steps, one round). All operati
             v̄ = mean v,  m̄ = mean m,  a = sqrt(v̄) + ρ (ρ outside the sqrt),  every worker's m, v ← m̄, v̄
             fafed_sync_a = new (paper):  x̄_{t+1} = mean_i x_{t,i} − η_t m̄ / a      (the NEW a)
             fafed_sync_a = old (code):   x̄_{t+1} = mean_i (x_{t,i} − η_t m_i / a_old), then a is rebuilt
-    η_t as in stem.py (lr_cbrt_every); the paper's images use a constant η, its LM η_t = 1/(1+t)^{1/3}.
+    η_t as in stem.py (lr_schedule): the paper's images use a constant η, its LM η_t = 1/(1+t)^{1/3}.
 
 Communication: x, m, v up and x̄, m̄, v̄ down = 6 vectors per client per round (the paper's "3d floats" each way),
 plus m_0 and v_0 up and down once in round 1.

@@ -1,4 +1,4 @@
-"""Word-level token streams for language modelling (FAFED paper §3.1, docs/papers/fafed.md, spec ambiguity A18).
+"""Word-level token streams for language modelling (FAFED paper §3.1, docs/papers/fafed.md, ambiguity A18).
 
 Tokenizer (the authors' code): every non-empty line is split on whitespace and gets an `<eos>` appended; empty lines
 are skipped. The vocabulary is built from the WHOLE train split (first-occurrence order, so every client shares

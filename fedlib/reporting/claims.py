@@ -23,7 +23,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
-ICON = {CONFIRMED: "✅ confirmed", REFUTED: "❌ refuted", INCONCLUSIVE: "❔ inconclusive"}
+NOT_TESTABLE = "not testable at this scale"     # the scale that ran cannot exercise the claim (e.g. asymptotic rates)
+ICON = {CONFIRMED: "✅ confirmed", REFUTED: "❌ refuted", INCONCLUSIVE: "❔ inconclusive",
+        NOT_TESTABLE: "⏸ not testable at this scale"}
 
 
 @dataclass
@@ -31,7 +33,7 @@ class Claim:
     id: str
     text: str                       # the paper's claim, in words
     source: str                     # where the paper makes it
-    status: str                     # confirmed | refuted | inconclusive
+    status: str                     # confirmed | refuted | inconclusive | not testable at this scale
     evidence: list[str] = field(default_factory=list)
     rule: str = ""
 
@@ -113,7 +115,8 @@ def claims_markdown(claims: Sequence[Claim]) -> str:
     """A markdown section: a summary table, then each claim with its rule and evidence."""
     lines = ["| # | Claim (paper) | Verdict | Comparisons |", "| :--- | :--- | :--- | :--- |"]
     for c in claims:
-        lines.append(f"| {c.id} | {c.text} ({c.source}) | {ICON[c.status]} | {_tally(c.evidence)} |")
+        cell = f"{c.text} ({c.source})".replace("|", "\\|")        # a '|' in the text would split the cell
+        lines.append(f"| {c.id} | {cell} | {ICON[c.status]} | {_tally(c.evidence)} |")
     lines.append("")
     for c in claims:
         lines.append(f"**{c.id}. {c.text}** — {ICON[c.status]}  ")
@@ -137,7 +140,8 @@ def _tally(evidence: Sequence[str]) -> str:
 
 def claims_summary(claims: Sequence[Claim]) -> dict:
     counts = {s: sum(c.status == s for c in claims) for s in (CONFIRMED, REFUTED, INCONCLUSIVE)}
-    return {"n_claims": len(claims), **counts}
+    untestable = sum(c.status == NOT_TESTABLE for c in claims)
+    return {"n_claims": len(claims), **counts, **({"not_testable": untestable} if untestable else {})}
 
 
 # ---------------------------------------------------------------------------------------------- on cost tables

@@ -99,8 +99,9 @@ def artefact_meta(*, paper: str, artefact: str, title: str, paper_source: str, s
 
 def status_of(meta: Mapping[str, Any]) -> str:
     s = meta.get("claims_summary", {})
-    return (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / "
+    text = (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / "
             f"{s.get('inconclusive', 0)} inconclusive")
+    return text + (f" / {s['not_testable']} not testable at this scale" if s.get("not_testable") else "")
 
 
 def write_index(reports_dir: str | Path) -> Path:

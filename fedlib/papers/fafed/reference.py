@@ -30,21 +30,22 @@ TEXT_COMPLEXITIES = (
     ("STEM", ("khanduri2021",), "O(ϵ^-3)", "O(ϵ^-2)"),
     ("FAFED, Remark 1 (q = (T/N²)^(1/3), B = bq)", ("ours",), "Õ(N^-1 ϵ^-3) per worker", "Õ(ϵ^-2) rounds"),
 )
-CITATIONS = {
-    "yang2021": "Yang, Fang, and Liu 2021. Achieving linear speedup with partial worker participation in non-IID "
-                "federated learning. ICLR.",
-    "karimireddy2020b": "Karimireddy et al. 2020b. SCAFFOLD: Stochastic controlled averaging for federated learning. "
-                        "ICML.",
-    "reddi2020": "Reddi et al. 2020. Adaptive federated optimization. arXiv:2003.00295 (ICLR 2021).",
-    "wang2022": "Wang, Lin, and Chen 2022. Communication-efficient adaptive federated learning. ICML.",
-    "yu2019a": "Yu, Jin, and Yang 2019. On the linear speedup analysis of communication efficient momentum SGD for "
-               "distributed non-convex optimization. ICML.",
-    "yu2019b": "Yu, Yang, and Zhu 2019. Parallel restarted SGD with faster convergence and less communication. AAAI.",
-    "li2020": "Li et al. 2020. Federated optimization in heterogeneous networks. MLSys.",
-    "das2022": "Das et al. 2022. Faster non-convex federated learning via global and local momentum. UAI.",
-    "khanduri2021": "Khanduri et al. 2021. STEM: A stochastic two-sided momentum algorithm achieving near-optimal "
-                    "sample and communication complexities for federated learning. NeurIPS.",
-    "ours": "Our work (Wu, Huang, Hu, and Huang 2023, this paper).",
+CITATIONS = {       # key: (as Table 1 cites it, the reference)
+    "yang2021": ("Yang, Fang, and Liu 2021", "Achieving linear speedup with partial worker participation in non-IID "
+                 "federated learning. ICLR."),
+    "karimireddy2020b": ("Karimireddy et al. 2020b", "SCAFFOLD: Stochastic controlled averaging for federated "
+                         "learning. ICML."),
+    "reddi2020": ("Reddi et al. 2020", "Adaptive federated optimization. arXiv:2003.00295 (ICLR 2021)."),
+    "wang2022": ("Wang, Lin, and Chen 2022", "Communication-efficient adaptive federated learning. ICML."),
+    "yu2019a": ("Yu, Jin, and Yang 2019", "On the linear speedup analysis of communication efficient momentum SGD for "
+                "distributed non-convex optimization. ICML."),
+    "yu2019b": ("Yu, Yang, and Zhu 2019", "Parallel restarted SGD with faster convergence and less communication. "
+                "AAAI."),
+    "li2020": ("Li et al. 2020", "Federated optimization in heterogeneous networks. MLSys."),
+    "das2022": ("Das et al. 2022", "Faster non-convex federated learning via global and local momentum. UAI."),
+    "khanduri2021": ("Khanduri et al. 2021", "STEM: A stochastic two-sided momentum algorithm achieving near-optimal "
+                     "sample and communication complexities for federated learning. NeurIPS."),
+    "ours": ("Our work", "Wu, Huang, Hu, and Huang 2023, this paper."),
 }
 
 # ------------------------------------------------------------------------------------------------------- Theorem 1

@@ -48,7 +48,8 @@ def image_grid(algorithm: str) -> list[dict]:
 
 
 def lm_grid(algorithm: str, fixed: Mapping[str, Any]) -> list[dict]:
-    """The LM's open momentum parameters around the paper's fixed step sizes `fixed`."""
+    """The LM's open momentum parameters; `fixed` = the method's other own hyperparameters (the step sizes are the
+    paper's and stay in the block's lr / server_lr)."""
     if algorithm in ("fedopt_adam", "fedams"):
         return [{**fixed, "server_beta1": b1, "server_beta2": b2} for b1, b2 in itertools.product(MOMENTA, MOMENTA)]
     if algorithm == "stem":
@@ -89,7 +90,7 @@ def tune(workers: int = 2, params_file: str = "params.yaml") -> dict:
 
     out: dict[str, Any] = {"seed": TUNE_SEED, "criterion": "mean training loss of the last 3 rounds"}
     fig2 = _settings("fafed_fig2", params_file)
-    entry = fig2["datasets"][fig2["panels"][0]]
+    entry = fig2["datasets"][fig2["rows"][0]]
     for setting in P.SETTINGS:
         for alg in fig2["algorithms"]:
             cands = image_grid(alg)
@@ -98,11 +99,22 @@ def tune(workers: int = 2, params_file: str = "params.yaml") -> dict:
             out.setdefault("fig2", {}).setdefault(setting, {})[alg] = {**best, "_loss": round(loss, 4)}
     fig1 = _settings("fafed_fig1", params_file)
     for alg in fig1["algorithms"]:
-        cands = lm_grid(alg, fig1["hparams"][alg])
+        cands = lm_grid(alg, (fig1.get("hparams") or {}).get(alg) or {})
         cfgs = [_quiet(lm_config(fig1, alg, TUNE_SEED, hp)) for hp in cands]
         best, loss = choose(cands, run_many(cfgs, CACHE, workers, label=f"tune lm {alg}"))
         out.setdefault("fig1", {})[alg] = {**best, "_loss": round(loss, 4)}
     return out
+
+
+def tuned_yaml(choice: Mapping[str, Any]) -> str:
+    """The `tuned:` block of fafed_fig2 / fafed_fmnist_accuracy for the choice (pilot losses as comments)."""
+    lines = ["    tuned:                       # [pilot] python -m fedlib.papers.fafed.tuning (seed 99)"]
+    for level, methods in choice["fig2"].items():
+        lines.append(f"      {level}:")
+        for alg, hp in methods.items():
+            body = ", ".join(f"{k}: {v!r}" for k, v in hp.items() if not k.startswith("_"))
+            lines.append(f"        {alg}: {{{body}}}   # pilot loss {hp['_loss']}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
@@ -110,3 +122,4 @@ if __name__ == "__main__":
     CACHE.mkdir(parents=True, exist_ok=True)
     (CACHE / "choice.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
+    print(tuned_yaml(result))

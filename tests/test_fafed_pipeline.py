@@ -1,0 +1,124 @@
+"""The FAFED paper package: grids and run-cache sharing, the claim rules on made-up runs, Theorem 1's artefact."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fedlib.config import RunConfig
+from fedlib.papers.fafed import common as K
+from fedlib.papers.fafed import fig1, fig2, fmnist_accuracy, table1, theorem1, tuning
+from fedlib.reporting import claims as C
+from fedlib.reporting.profiles import load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = ROOT / "params.yaml"
+
+
+def settings(module, profile="embedded"):
+    from fedlib.reporting import artefact as A
+
+    return load_settings(A.of(module).section, profile, params_file=PARAMS, schema=module.PARAMS)
+
+
+def fps(configs):
+    return {RunConfig.from_dict(c).fingerprint() for c in configs}
+
+
+# ---------------------------------------------------------------------------------------------- grids
+def test_embedded_grid_sizes_and_offline_data():
+    sizes = {m.__name__.rsplit(".", 1)[1]: len(m.configs(settings(m)))
+             for m in (table1, theorem1, fig1, fig2, fmnist_accuracy)}
+    assert sizes == {"table1": 7, "theorem1": 8, "fig1": 18, "fig2": 54, "fmnist_accuracy": 54}
+    data = {c["dataset"] for m in (table1, theorem1, fig1, fig2) for c in m.configs(settings(m))}
+    assert data == {"digits", "counterexample", "pydoc_text"}
+
+
+@pytest.mark.parametrize("profile", ["embedded", "paper"])
+def test_accuracy_table_reads_figure2_runs(profile):
+    """fafed_fmnist_accuracy runs with fafed_fig2's run cache: its configurations must be among fig2's."""
+    acc, fig = fmnist_accuracy.configs(settings(fmnist_accuracy, profile)), fig2.configs(settings(fig2, profile))
+    assert fps(acc) <= fps(fig) and all(c["eval_local"] for c in acc)
+
+
+def test_paper_profile_settings():
+    lm = settings(fig1, "paper")
+    run = lm["run"]
+    assert (run["n_clients"], run["batch_size"], run["local_steps"], run["bptt"], run["clip_norm"]) == (16, 20, 10,
+                                                                                                      35, 0.25)
+    assert lm["lr"] == {"fedavg": 10.0, "scaffold": 10.0, "stem": 20.0, "fedopt_adam": 10.0, "fedams": 10.0,
+                        "fafed": 1.0}
+    assert lm["server_lr"] == {"scaffold": 1.0, "fedopt_adam": 0.03, "fedams": 0.03}
+    assert lm["hparams"]["fafed"]["fafed_rho"] == 0.01 and lm["datasets"]["wikitext2"]["model"] == "lstm_wt2"
+    img = settings(fig2, "paper")
+    assert img["rows"] == ["mnist", "fashion_mnist", "cifar10"] and img["run"]["n_clients"] == 20
+    models = {r: e["model"] for r, e in img["datasets"].items()}
+    assert models == {"mnist": "cnn_fafed_mnist", "fashion_mnist": "cnn_fafed_fmnist", "cifar10": "cnn_fafed_cifar"}
+    levels = {lv: (s["partition"], s["batch_size"], s["local_steps"]) for lv, s in img["settings"].items()}
+    assert levels == {"low": ("similarity", 5, 20), "moderate": ("fafed_moderate", 50, 10),
+                      "high": ("fafed_high", 100, 5)}
+    grid = tuning.image_grid("fafed")
+    for level in levels:
+        for alg, hp in img["tuned"][level].items():
+            assert hp["lr"] in (0.001, 0.01, 0.02, 0.05, 0.1), (level, alg)
+        assert {k: v for k, v in img["tuned"][level]["fafed"].items()} in grid
+    assert len(grid) == 40 and len(tuning.image_grid("fedams")) == 60
+
+
+# ---------------------------------------------------------------------------------------------- claim rules
+def test_compare_lower_and_at_least():
+    assert K.compare_lower([1.0, 1.1, 0.9], [2.0, 2.1, 1.9], ("A", "B")).outcome == "better"
+    assert K.compare_lower([2.0, 2.1, 1.9], [1.0, 1.1, 0.9], ("A", "B")).outcome == "worse"
+    assert K.compare_lower([1.0, 1.5, 0.5], [1.1, 1.6, 0.6], ("A", "B")).outcome == "tie"
+    assert K.compare_lower([1.0, math.inf], [2.0, 2.0], ("A", "B")).outcome == "worse"      # a diverged seed
+    tie, worse = C.Comparison("tie", ""), C.Comparison("worse", "")
+    assert K.at_least([tie, tie])[0] == C.CONFIRMED and K.at_least([tie, worse])[0] == C.REFUTED
+
+
+def _lm_runs(fafed_loss: float) -> pd.DataFrame:
+    rows = []
+    for m, base in (("FedAvg", 4.7), ("SCAFFOLD", 4.7), ("STEM", 4.72), ("FedAdam", 5.0), ("FedAMS", 5.2),
+                    ("FAFED", fafed_loss)):
+        for s in range(3):
+            rows.append({"method": m, "seed": s, "final_loss": base + 0.001 * s,
+                         "early_rise": 0.3 + 0.01 * s if m == "FedAdam" else 0.05 + 0.01 * s})
+    return pd.DataFrame(rows)
+
+
+def test_figure1_claim_rules():
+    order = ["FedAvg", "SCAFFOLD", "STEM", "FedAdam", "FedAMS", "FAFED"]
+    good = {c.id: c.status for c in fig1.claims(_lm_runs(4.6), order, "toy")}
+    assert good == {"F1.1": C.CONFIRMED, "F1.2": C.CONFIRMED, "F1.3": C.CONFIRMED}
+    bad = {c.id: c.status for c in fig1.claims(_lm_runs(4.8), order, "toy")}
+    assert bad["F1.1"] == C.REFUTED
+
+
+def test_accuracy_claim_rules():
+    s = {"rows": ["fashion_mnist"], "datasets": {"fashion_mnist": {"dataset": "digits", "model": "mlp_small",
+                                                                   "rounds": 2}}}
+    rows = []
+    for lv, drop in (("low", 0.0), ("moderate", 0.05), ("high", 0.2)):
+        for m, acc in (("FedAvg", 0.9), ("FAFED", 0.9)):
+            for seed in range(3):
+                v = acc - drop + 0.001 * seed
+                rows.append({"row": "fashion_mnist", "level": lv, "method": m, "seed": seed, "local": v, "global": v})
+    got = {c.id: c.status for c in fmnist_accuracy.claims(pd.DataFrame(rows), ["FedAvg", "FAFED"], s)}
+    assert got == {"A.1": C.CONFIRMED, "A.2": C.CONFIRMED, "A.3": C.CONFIRMED, "A.4": C.CONFIRMED}
+    flat = pd.DataFrame([{**r, "local": 0.9 + 0.001 * r["seed"]} for r in rows])
+    assert {c.id: c.status for c in fmnist_accuracy.claims(flat, ["FedAvg", "FAFED"], s)}["A.3"] == C.INCONCLUSIVE
+
+
+# ---------------------------------------------------------------------------------------------- theorem 1
+def test_theorem1_artefact_numbers_and_claims():
+    st = settings(theorem1)
+    result = theorem1.build([], st)
+    t = result["table"]
+    alg1 = t[(t["method"] == K.NAMES["naive_adaptive"]) & (t["η"] == 0.1) & (t["β"] == 0.5)].iloc[0]
+    assert alg1["x̄_1000"] == pytest.approx(43.356750, abs=5e-7) and alg1["x̄_1"] == pytest.approx(10.047140, abs=5e-7)
+    assert alg1[theorem1.DEV] < 1e-9
+    status = {c.id: c.status for c in result["claims"]}
+    assert status == {"TH1.1": C.CONFIRMED, "TH1.2": C.CONFIRMED, "TH1.3": C.REFUTED, "TH1.4": C.CONFIRMED}
+    assert theorem1._printed_match("9.858", 9.858578643762690) == "truncated"
+    assert theorem1._printed_match("10.05", 10.047140452079104) == "rounded"
