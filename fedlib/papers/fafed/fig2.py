@@ -71,7 +71,7 @@ def claims(runs: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any]
             "refuted if above any")
     out = []
     status, ev = C.all_better(_beats(runs, order, settings, ["low"], "final_loss"))
-    out.append(C.Claim("F2.1", P.CLAIMS["fig2_best"][0] + " (low heterogeneity, Figure 2)", "Figure 2", status, ev,
+    out.append(C.Claim("F2.1", P.CLAIMS["fig2_best"][0] + " (low heterogeneity)", "Figure 2", status, ev,
                        rule=rule))
     status, ev = C.all_better(_beats(runs, order, settings, ["moderate", "high"], "final_loss"))
     out.append(C.Claim("F2.2", P.CLAIMS["fig2_best"][0] + " (moderate and high heterogeneity)",

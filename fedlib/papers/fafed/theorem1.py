@@ -214,7 +214,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     caption = (f"{settings['profile']} scale (exact: the paper's own problem). From x_0 = 10: left, Algorithm 1's "
                "average x̄_t moves away from the stationary point 0 for every (η, β); right, FAFED "
                f"(α = {settings['fafed'].get('storm_alpha')}, ρ = {settings['fafed'].get('fafed_rho')}) on the same "
-               "functions approaches it (|x̄_t| on a log scale).")
+               "functions approaches it and ends in a small oscillation around it whose size grows with η (|x̄_t|, log "
+               "scale).")
     fig = figure(result["curves"], settings)
     paths = F.save_figure(fig, out / "theorem1", caption)
     plt.close(fig)
