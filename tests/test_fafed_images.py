@@ -36,7 +36,7 @@ def test_fafed_cnn_initialisation():
     fc = mnist.classifier[0].weight                                           # Xavier normal: std sqrt(2/(in+out))
     assert float(fc.detach().std()) == pytest.approx((2.0 / (800 + 500)) ** 0.5, rel=0.02)
     cifar = build_model("cnn_fafed_cifar", (3, 32, 32), 10)                   # PyTorch default: U(±1/sqrt(fan_in))
-    assert float(cifar.classifier[0].weight.abs().max()) <= 1 / 1024 ** 0.5
+    assert float(cifar.classifier[0].weight.detach().abs().max()) <= 1 / 1024 ** 0.5
     assert not torch.all(cifar.classifier[0].bias == cifar.classifier[0].bias[0])
 
 
