@@ -34,6 +34,10 @@ def test_embedded_grid_sizes_and_offline_data():
     assert sizes == {"table1": 7, "theorem1": 8, "fig1": 18, "fig2": 54, "fmnist_accuracy": 54}
     data = {c["dataset"] for m in (table1, theorem1, fig1, fig2) for c in m.configs(settings(m))}
     assert data == {"digits", "counterexample", "pydoc_text"}
+    images = fig2.configs(settings(fig2))
+    assert len(fps(images)) == 54                                            # 3 levels x 6 methods x 3 seeds
+    assert {(c["partition"], c["batch_size"], c["local_steps"]) for c in images} == {
+        ("similarity", 5, 20), ("fafed_moderate", 16, 10), ("fafed_high", 32, 5)}
 
 
 @pytest.mark.parametrize("profile", ["embedded", "paper"])
