@@ -24,7 +24,7 @@ from fedlib.config import RunConfig
 from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
 from fedlib.jsonio import write_json_atomic
 from fedlib.metrics import summarize
-from fedlib.models import build_model
+from fedlib.models import build_model, model_kwargs
 from fedlib.oracle import Oracle, choose_mode
 
 CHECKPOINT = "checkpoint.pt"
@@ -44,6 +44,9 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
     full = hparams_to_dict(cfg.hp)
     if full != cfg.hparams:
         changes["hparams"] = full           # every default of the algorithm's own hyperparameters, recorded
+    options = hparams_to_dict(cfg.model_opts)
+    if options != cfg.model_options:
+        changes["model_options"] = options  # and of the model's own settings (e.g. LoRA rank)
     return cfg.replace(**changes) if changes else cfg
 
 
@@ -112,7 +115,8 @@ class Simulation:
         self.index = torch.from_numpy(index).to(self.device)       # [n, max size], padded rows
 
         torch.manual_seed(cfg.seed)
-        model = build_model(cfg.model, self.data.input_shape, self.data.num_classes).to(self.device)
+        model = build_model(cfg.model, self.data.input_shape, self.data.num_classes,
+                            **model_kwargs(cfg, self.data)).to(self.device)
         self.oracle = Oracle(model, self.data.task)
         self.server, self.clients = self.alg.init(self.oracle.flat_params(), cfg.n_clients, cfg)
         self.cohort_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 1)
@@ -279,7 +283,7 @@ class Simulation:
             "config": cfg.to_dict(),
             "fingerprint": cfg.fingerprint(),
             "environment": environment(self.device, self.oracle_info or {}),
-            "model": {"name": cfg.model, "num_params": self.oracle.d},
+            "model": {"name": cfg.model, "num_params": self.oracle.d, "frozen_params": self.oracle.frozen},
             "dataset": {"name": cfg.dataset, "source": self.data.source, "n_train": int(self.data.x_train.shape[0]),
                         "n_test": int(self.data.x_test.shape[0]), "num_classes": self.data.num_classes},
             "partition": {"name": cfg.partition, "client_sizes": self.sizes.tolist()},

@@ -46,6 +46,13 @@ def normalise(x: Tensor, mean: tuple[float, ...], std: tuple[float, ...]) -> Ten
     return (x - m) / s
 
 
+def trim_padding(x: Tensor, pad_id: int) -> Tensor:
+    """Cut the trailing columns of right-padded token ids [..., T] that are `pad_id` in every row (keeps >= 1)."""
+    used = (x != pad_id).reshape(-1, x.shape[-1]).any(0)
+    width = int(used.nonzero().max()) + 1 if bool(used.any()) else 1
+    return x[..., :width]
+
+
 def prepare_batch(dataset: FedDataset, x: Tensor, augment: bool = False,
                   generator: torch.Generator | None = None) -> Tensor:
     """Turn a raw batch of any leading shape into model input.
@@ -53,8 +60,12 @@ def prepare_batch(dataset: FedDataset, x: Tensor, augment: bool = False,
     * uint8 images [..., C, H, W]: x / 255, then (if augment) per-sample zero-pad crop (pad = `crop_padding(H)`)
       and horizontal flip with p = 0.5, then per-channel (mean, std) normalisation -> float32, same shape.
       Padding is applied to the [0, 1] image (black border), as torchvision's RandomCrop does before Normalize.
-    * float input (tabular features) passes through unchanged; integer non-uint8 input (token ids) too.
+    * float input (tabular features) passes through unchanged.
+    * token ids (a dataset with a `pad_id`) keep their values; trailing columns that are padding in every row are cut
+      (`trim_padding`), which changes no logit of a causal model with right padding and saves its compute.
     """
+    if dataset.pad_id is not None:
+        return trim_padding(x, dataset.pad_id)
     if x.dtype != torch.uint8:
         return x
     lead, chw = x.shape[:-3], x.shape[-3:]
