@@ -28,6 +28,7 @@ def test_registry_contract():
     expected = {"digits": ("cnn", True), "synthetic": ("mlp", True), "lstsq": ("linear", True), "cifar_shaped": ("resnet18", True),
                 "mnist": ("cnn", False), "fashion_mnist": ("cnn", False), "cifar10": ("resnet18", False),
                 "cifar100": ("resnet18", False), "svhn": ("resnet18", False), "tinyimagenet": ("resnet18", False),
+                "counterexample": ("piecewise1d", True),
                 "pydoc_topics": ("tiny_gpt2_lora", True), "20newsgroups": ("gpt2_lora", False),
                 "sst2": ("gpt2_lora", False), "qqp": ("gpt2_lora", False), "qnli": ("gpt2_lora", False)}
     assert {n: (s.default_model, s.offline) for n, s in D.DATASETS.items()} == expected

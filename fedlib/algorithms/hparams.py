@@ -19,6 +19,7 @@ Tuple fields (e.g. FedMIM's α list) accept a YAML list or a comma-separated str
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import typing
 from collections.abc import Callable, Mapping
@@ -52,7 +53,7 @@ def build(cls, values: Mapping[str, Any], algorithm: str, owner: str = "algorith
             allowed = ", ".join(known) or "none"
             raise ConfigError(f"'{key}' is not a{'n' if noun == 'option' else ''} {noun} of {owner}={algorithm}; "
                               f"its {noun}s: {allowed}")
-    hints = typing.get_type_hints(cls) if cls is not None else {}
+    hints = _hints(cls)
     kwargs = {key: coerce_value(key, raw, hints[key]) for key, raw in values.items()}
     inst = cls(**kwargs) if cls is not None else None
     for name, f in known.items():
@@ -60,6 +61,12 @@ def build(cls, values: Mapping[str, Any], algorithm: str, owner: str = "algorith
         if rule is not None:
             rule(name, getattr(inst, name))
     return inst
+
+
+@functools.cache
+def _hints(cls) -> dict[str, Any]:
+    """The field types of `cls` (cached: `ctx.hp` rebuilds the dataclass at every local step)."""
+    return typing.get_type_hints(cls) if cls is not None else {}
 
 
 def to_dict(inst) -> dict[str, Any]:

@@ -10,14 +10,16 @@ import os
 from pathlib import Path
 
 from fedlib.data.base import DatasetSpec, FedDataset
-from fedlib.data.images import IMAGE_DATASETS, DatasetUnavailable
+from fedlib.data.counterexample import COUNTEREXAMPLE
+from fedlib.data.images import IMAGE_DATASETS, DatasetCorrupt, DatasetUnavailable
 from fedlib.data.partition import PARTITIONERS, PartitionerSpec, partition_dataset
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.data.sources import OFFLINE_DATASETS
 from fedlib.data.text import TEXT_DATASETS
 from fedlib.data.transforms import prepare_batch
 
-DATASETS: dict[str, DatasetSpec] = {s.name: s for s in OFFLINE_DATASETS + IMAGE_DATASETS + TEXT_DATASETS}
+DATASETS: dict[str, DatasetSpec] = {s.name: s for s in OFFLINE_DATASETS + IMAGE_DATASETS + (COUNTEREXAMPLE,)
+                                   + TEXT_DATASETS}
 
 
 def default_data_dir() -> Path:
@@ -26,7 +28,8 @@ def default_data_dir() -> Path:
 
 
 def load_dataset(name: str, data_dir: str | Path | None = None, seed: int = 0) -> FedDataset:
-    """Load dataset `name` (see DATASETS); real ones may raise DatasetUnavailable when offline."""
+    """Load dataset `name` (see DATASETS); real ones may raise DatasetUnavailable when offline, and DatasetCorrupt
+    (a subclass) naming the file when a data file is present but unusable."""
     if name not in DATASETS:
         raise ValueError(f"unknown dataset '{name}'; allowed: {', '.join(DATASETS)}")
     return DATASETS[name].load(Path(data_dir).expanduser() if data_dir is not None else default_data_dir(), seed)
@@ -36,6 +39,7 @@ __all__ = [
     "DATASETS",
     "PARTITIONERS",
     "DatasetSpec",
+    "DatasetCorrupt",
     "DatasetUnavailable",
     "FedDataset",
     "PartitionerSpec",

@@ -21,7 +21,7 @@ class FedDataset:
     """
 
     name: str
-    task: Literal["classification", "regression"]
+    task: Literal["classification", "regression", "objective", "language_model"]
     x_train: Tensor
     y_train: Tensor
     x_test: Tensor
@@ -74,5 +74,5 @@ class DatasetSpec:
     name: str
     description: str
     load: Callable[[Path, int], FedDataset]
-    default_model: Literal["cnn", "resnet18", "linear", "mlp", "gpt2_lora", "tiny_gpt2_lora"]
+    default_model: str
     offline: bool
