@@ -96,3 +96,30 @@ def test_pretrained_model_refuses_data_from_another_tokenizer():
                                           r"tokenizer.*pydoc-bpe-1024"):
         shared = {k: v for k, v in TINY.items() if k not in ("n_embd", "n_head")}
         Simulation({**shared, "model": "gpt2_lora", "algorithm": "localadam"})
+
+
+@pytest.mark.parametrize("row", ["20newsgroups", "sst2", "qqp", "qnli"])
+def test_paper_profile_of_each_dataset_resolves_offline(row, monkeypatch):
+    """Table 2's paper block: Table C.1's η_l, η_g and target, Y = S, one epoch, GPT-2 small + LoRA = 1.9 %."""
+    import sys
+    from pathlib import Path
+
+    from fedlib.models.gpt2_lora import paper_state_size
+    from fedlib.papers.fadamgt import reference as P
+    from fedlib.papers.fadamgt import table2
+    from fedlib.reporting.profiles import load_settings
+
+    monkeypatch.setitem(sys.modules, "datasets", None)                    # nothing may download
+    root = Path(__file__).resolve().parents[1]
+    s = load_settings("fadamgt_table2", "paper", {"rows": [row]}, root / "params.yaml", schema=table2.PARAMS)
+    cfgs = [resolve(c) for c in table2.configs(s)]
+    assert [c.algorithm for c in cfgs[::4]] == ["localadam", "fadamet", "fadamgt"] and len(cfgs) == 12
+    want = P.TABLE_C1_VALUES[row]
+    for c in cfgs:
+        assert (c.lr, c.server_lr, c.target_acc) == (want["lr"], want["server_lr"], want["target_acc"])
+        assert c.dataset == row and c.model == "gpt2_lora" and c.Y == c.clients_per_round == 10
+        assert (c.n_clients, c.local_epochs, c.alpha, c.beta1, c.beta2, c.eps, c.weight_decay) == (
+            100, 1.0, 0.1, 0.9, 0.99, 1e-8, 1e-8)
+        assert c.model_options["lora_targets"] == ["c_attn", "c_proj", "c_fc"] and c.model_options["lora_rank"] == 16
+    share = paper_state_size(2 if row != "20newsgroups" else 20)
+    assert round(100 * share["lora"] / 124_439_808, 1) == 1.9

@@ -12,4 +12,4 @@ PAPER = Paper(
     venue="Preprint (work in progress), Purdue University and IBM T. J. Watson Research Center",
     doc="docs/papers/fadamgt.md",
 )
-ARTEFACTS = ("table1", "fig2", "fig3", "fig4")
+ARTEFACTS = ("table1", "fig2", "fig3", "fig4", "table2", "table_c1")
