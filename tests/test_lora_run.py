@@ -123,3 +123,25 @@ def test_paper_profile_of_each_dataset_resolves_offline(row, monkeypatch):
         assert c.model_options["lora_targets"] == ["c_attn", "c_proj", "c_fc"] and c.model_options["lora_rank"] == 16
     share = paper_state_size(2 if row != "20newsgroups" else 20)
     assert round(100 * share["lora"] / 124_439_808, 1) == 1.9
+
+
+def test_pretrained_weights_offline_is_one_line_exit_3(monkeypatch, tmp_path, capsys):
+    """gpt2_lora on data from its own tokenizer, weights unreachable: DatasetUnavailable (CLI exit 3), not exit 2."""
+    from transformers import GPT2Config
+
+    from fedlib.cli import main
+    from fedlib.data import DatasetUnavailable
+
+    def offline(*args, **kwargs):
+        raise OSError("hub unreachable\nlong traceback")
+
+    monkeypatch.setattr(GPT2Config, "from_pretrained", offline)
+    shared = {k: v for k, v in TINY.items() if k not in ("n_embd", "n_head")}
+    cfg = {**shared, "model": "gpt2_lora", "algorithm": "localadam", "checkpoint": "pydoc-bpe-1024"}
+    with pytest.raises(DatasetUnavailable, match=r"^model 'gpt2_lora' is not available: .*pydoc-bpe-1024.*"
+                                                 r"hub unreachable\)") as info:
+        Simulation(cfg)
+    assert "\n" not in str(info.value)
+    args = [f"{k}={v}" for k, v in cfg.items() if k != "progress"]
+    assert main(["run", "--out", str(tmp_path / "out"), *args]) == 3
+    assert "model 'gpt2_lora' is not available" in capsys.readouterr().err
