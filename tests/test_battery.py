@@ -578,3 +578,20 @@ def test_console_script_failures_have_no_traceback(tmp_path):
         proc = _fedlib(*args)
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == code and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+# ================================================================================ set-up
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_setup_refuses_old_python_in_one_line(tmp_path):
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(repo / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    shutil.copy(repo / "pyproject.toml", tmp_path / "pyproject.toml")
+    fake = tmp_path / "python3.9"
+    fake.write_text('#!/bin/bash\nif [[ "$2" == *version_info* ]]; then exit 1; fi\necho 3.9.18\n')
+    fake.chmod(0o755)
+    for python, words in ((str(fake), ["needs Python >= 3.11", "3.9.18"]), ("no-such-python", ["not found"])):
+        proc = subprocess.run(["bash", str(tmp_path / "scripts" / "setup.sh")], capture_output=True, text=True,
+                              env={**os.environ, "PYTHON": python}, timeout=60)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert all(w in proc.stderr for w in words) and not (tmp_path / ".venv").exists()
