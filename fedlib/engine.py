@@ -125,46 +125,6 @@ def _merge_active(new: dict, old: dict, active: Tensor) -> dict:
     return out
 
 
-def _cast(data, dtype: torch.dtype):
-    """The dataset with its floating tensors (tabular features, regression targets) in `dtype`; uint8 images and
-    integer labels stay as they are (images are converted per batch by prepare_batch)."""
-    if dtype == torch.float32:
-        return data
-    cast = {k: getattr(data, k).to(dtype) for k in ("x_train", "y_train", "x_test", "y_test")
-            if getattr(data, k).is_floating_point()}
-    return replace(data, **cast)
-
-
-def _fitted_model(cfg: RunConfig, data, device: torch.device, dtype: torch.dtype) -> torch.nn.Module:
-    """Build the model and check it maps one test input to the right output shape; ConfigError if it cannot."""
-    want = (1, data.num_classes) if data.num_classes else (1,)
-    where = f"model={cfg.model} on dataset={cfg.dataset} (input shape {tuple(data.input_shape)})"
-    try:
-        model = build_model(cfg.model, data.input_shape, data.num_classes).to(device=device, dtype=dtype)
-        with torch.no_grad():
-            out = model(prepare_batch(data, data.x_test[:1], False, None, dtype=dtype))
-    except (ValueError, RuntimeError, IndexError, TypeError) as exc:
-        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"{where} cannot be built: {why}; allowed: a model that fits the input "
-                          f"(the dataset's default: model=auto)") from None
-    if tuple(out.shape) != want:
-        raise ConfigError(f"{where} outputs shape {tuple(out.shape)[1:]} per sample, expected "
-                          f"{want[1:]}; allowed: model=auto")
-    return model
-
-
-def _init_state(alg, oracle: Oracle, cfg: RunConfig, device: torch.device, home: torch.device) -> tuple[dict, dict]:
-    """init_state, refusing a per-client state that does not fit in memory in one line."""
-    try:
-        return init_state(alg, oracle.flat_params(), cfg, device, home)
-    except (MemoryError, RuntimeError) as exc:
-        if isinstance(exc, RuntimeError) and "alloc" not in str(exc).lower() and "memory" not in str(exc).lower():
-            raise
-        raise ConfigError(f"the per-client state of algorithm={cfg.algorithm} for n_clients={cfg.n_clients} "
-                          f"x d={oracle.d} parameters does not fit in memory; allowed: fewer clients or a smaller "
-                          f"model") from None
-
-
 def _sq_dist(points: Tensor, center: Tensor) -> Tensor:
     """||points_c − center||² per row, with one [C, d] temporary (squared in place)."""
     diff = points - center
@@ -216,6 +176,47 @@ def scatter_rows(clients: dict, cohort: Tensor, values: dict) -> None:
         clients[key][cohort.to(home)] = value.to(home)
 
 
+def _cast(data, dtype: torch.dtype):
+    """The dataset with its floating tensors (tabular features, regression targets) in `dtype`; uint8 images and
+    integer labels stay as they are (images are converted per batch by prepare_batch)."""
+    if dtype == torch.float32:
+        return data
+    cast = {k: getattr(data, k).to(dtype) for k in ("x_train", "y_train", "x_test", "y_test")
+            if getattr(data, k).is_floating_point()}
+    return replace(data, **cast)
+
+
+def _fitted_model(cfg: RunConfig, data, device: torch.device, dtype: torch.dtype) -> torch.nn.Module:
+    """Build the model and check it maps one test input to the right output shape; ConfigError if it cannot."""
+    want = (1, data.num_classes) if data.num_classes else (1,)
+    where = f"model={cfg.model} on dataset={cfg.dataset} (input shape {tuple(data.input_shape)})"
+    try:
+        model = build_model(cfg.model, data.input_shape, data.num_classes).to(device=device, dtype=dtype)
+        with torch.no_grad():
+            out = model(prepare_batch(data, data.x_test[:1], False, None, dtype=dtype))
+    except (ValueError, RuntimeError, IndexError, TypeError) as exc:
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"{where} cannot be built: {why}; allowed: a model that fits the input "
+                          f"(the dataset's default: model=auto)") from None
+    if tuple(out.shape) != want:
+        raise ConfigError(f"{where} outputs shape {tuple(out.shape)[1:]} per sample, expected "
+                          f"{want[1:]}; allowed: model=auto")
+    return model
+
+
+def _init_state(alg, oracle: Oracle, cfg: RunConfig, device: torch.device, home: torch.device
+                ) -> tuple[dict, dict]:
+    """init_state, refusing a per-client state that does not fit in memory in one line."""
+    try:
+        return init_state(alg, oracle.flat_params(), cfg, device, home)
+    except (MemoryError, RuntimeError) as exc:
+        if isinstance(exc, RuntimeError) and "alloc" not in str(exc).lower() and "memory" not in str(exc).lower():
+            raise
+        raise ConfigError(f"the per-client state of algorithm={cfg.algorithm} for n_clients={cfg.n_clients} "
+                          f"x d={oracle.d} parameters does not fit in memory; allowed: fewer clients or a smaller "
+                          f"model") from None
+
+
 class Simulation:
     """All state of one federated run, advanced one round at a time."""
 
@@ -240,8 +241,8 @@ class Simulation:
         self.colour = self._colour_factors()                       # [n, 2] or None (train images only)
 
         torch.manual_seed(cfg.seed)
-        self.oracle = Oracle(_fitted_model(cfg, self.data, self.device, self.dtype), self.data.task,
-                             chunk_size=cfg.chunk_size, autocast=cfg.autocast)
+        model = _fitted_model(cfg, self.data, self.device, self.dtype)
+        self.oracle = Oracle(model, self.data.task, chunk_size=cfg.chunk_size, autocast=cfg.autocast)
         self.state_device = state_home(cfg.state_device, self.device)
         self.server, self.clients = _init_state(self.alg, self.oracle, cfg, self.device, self.state_device)
         self.cohort_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 1)
@@ -252,7 +253,6 @@ class Simulation:
         self.status = "ok"
         self.divergence: str | None = None       # why the run stopped as diverged (DIVERGENCE_RULE)
         self.initial_loss: float | None = None   # mean minibatch loss of round 1's cohort at the initial model
-        self._initial_loss: Tensor | None = None  # the same on the device, until round 1 ends
         self.oracle_info: dict | None = None
         self.comm_per_round = float(self.alg.comm_vectors(cfg))
 
@@ -301,7 +301,7 @@ class Simulation:
         rows = torch.gather(perm, 1, pos)
         idx = torch.gather(self.index[cohort], 1, rows)                       # [C, B] dataset indices
         colour = None if self.colour is None else self.colour[cohort][:, None, :].expand(-1, B, -1)
-        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen, colour,
+        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen, colour=colour,
                           dtype=self.dtype)
         return x, self.data.y_train[idx]
 
@@ -335,8 +335,6 @@ class Simulation:
                   "test_loss": None, "test_acc": None, "consistency": consistency,
                   "consistency_server": consistency_server, "lr": ctx.lr,
                   "comm_vectors": self.comm_per_round * self.round, **self.count_bits()}
-        if self.initial_loss is None and self._initial_loss is not None:
-            self.initial_loss = float(self._initial_loss)
         self.divergence = divergence_reason(train_loss, _all_finite(self.server["x"]), self.initial_loss)
         if self.divergence is not None:
             self.status = "diverged"
@@ -377,8 +375,8 @@ class Simulation:
             if first_loss:
                 loss_sum = loss_sum + (first_loss[0] * active).sum()
                 loss_count += active_count[k]
-                if k == 0 and self.initial_loss is None:     # round 1, step 0: every client at the initial model
-                    self._initial_loss = first_loss[0].mean()
+                if self.initial_loss is None:           # round 1, step 0: every client is at the initial model
+                    self.initial_loss = float(first_loss[0].mean())   # one host sync per run
         return local, loss_sum, loss_count
 
     def count_bits(self) -> dict:
