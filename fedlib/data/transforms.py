@@ -72,7 +72,7 @@ def normalise(x: Tensor, mean: tuple[float, ...], std: tuple[float, ...]) -> Ten
 
 
 def prepare_batch(dataset: FedDataset, x: Tensor, augment: bool = False,
-                  generator: torch.Generator | None = None, colour: Tensor | None = None,
+                  generator: torch.Generator | None = None, *, colour: Tensor | None = None,
                   dtype: torch.dtype = torch.float32) -> Tensor:
     """Turn a raw batch of any leading shape into model input.
 
