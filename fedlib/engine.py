@@ -228,7 +228,7 @@ class Simulation:
                            weights=w / w.sum(), generator=self.alg_gen)
         gathered = gather_rows(self.clients, cohort, self.device)
         local = alg.client_begin(self.server, gathered, ctx)
-        local, loss_sum, loss_count = self.local_work(ctx, local, steps.cpu())
+        local, loss_sum, loss_count = self.local_work(ctx, local, steps.tolist())
         upload, new_clients = alg.client_end(local, self.server, gathered, ctx)
         scatter_rows(self.clients, cohort, new_clients)
         self.server = alg.server_update(self.server, upload, ctx)
@@ -252,15 +252,15 @@ class Simulation:
         self.records.append(record)
         return record
 
-    def local_work(self, ctx: RoundContext, local: dict, steps: Tensor) -> tuple[dict, Tensor, int]:
+    def local_work(self, ctx: RoundContext, local: dict, steps: list[int]) -> tuple[dict, Tensor, int]:
         """The local-step loop of one round: no host synchronisation inside it.
 
-        `steps` is the host copy of ctx.steps, so which steps every client takes (no masking), how many clients
+        `steps` is ctx.steps read once as a list, so which steps every client takes (no masking), how many clients
         step, and the loop bound are known without reading the device; the training loss is summed on the device.
         Returns (local state, device sum of the first loss of every client step, its count)."""
         cfg, alg, cohort = self.cfg, self.alg, ctx.cohort
         perm = self.batch_positions(cohort)
-        every, active_count = int(steps.min()), [int((steps > k).sum()) for k in range(int(steps.max()))]
+        every, active_count = min(steps), [sum(s > k for s in steps) for k in range(max(steps))]
         loss_sum = torch.zeros((), device=self.device)
         loss_count = 0
         for k in range(len(active_count)):
