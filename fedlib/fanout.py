@@ -77,14 +77,14 @@ def process_pool(jobs: Mapping[str, dict], workers: int) -> Iterator[Outcome]:
 def ray_tasks(jobs: Mapping[str, dict], workers: int, cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
     """One Ray task per run with `cpus` CPUs and `gpus[fp]` GPUs (fractions share a GPU)."""
     ray = connect_ray(workers)
-    task = ray.remote(execute)
+    cpu_task = ray.remote(execute)                       # CPU workers are reused (no torch import per run)
+    gpu_task = ray.remote(max_calls=1)(execute)          # a GPU worker exits after its run: memory given back
     threads = max(1, math.floor(cpus))
     refs = {}
     for fp, cfg in jobs.items():
         g = float(gpus.get(fp, 0.0))
-        opts = dict(num_cpus=cpus, num_gpus=g, max_calls=1 if g > 0 else 0, name=f"fedlib-run-{fp}",
-                    max_retries=0)
-        refs[task.options(**opts).remote(cfg, threads)] = fp
+        task = gpu_task if g > 0 else cpu_task
+        refs[task.options(num_cpus=cpus, num_gpus=g, name=f"fedlib-run-{fp}", max_retries=0).remote(cfg, threads)] = fp
     pending = list(refs)
     try:
         while pending:
