@@ -49,6 +49,7 @@ class RunConfig:
     weight_decay: float = 0.0
     wd_mode: Literal["coupled", "decoupled"] = "coupled"   # spec A8
     augment: bool = False                   # pad-crop + flip for image datasets
+    color_jitter: float | None = None    # s: per-client brightness/saturation ~ U[1-s, 1+s] on train images (FedMIM)
     # adaptive methods
     beta1: float = 0.9
     beta2: float = 0.99
@@ -173,6 +174,8 @@ class RunConfig:
             _positive_float("clip_norm", self.clip_norm)
         _positive_float("server_lr", self.server_lr)
         _nonneg_float("weight_decay", self.weight_decay)
+        if self.color_jitter is not None:
+            _range("color_jitter", self.color_jitter, 0.0, 1.0, hi_open=True)
         _range("beta1", self.beta1, 0.0, 1.0, hi_open=True)
         _range("beta2", self.beta2, 0.0, 1.0, hi_open=True)
         _positive_float("eps", self.eps)
@@ -209,6 +212,8 @@ class RunConfig:
             d.pop("autocast")
         if not d["hparams"]:          # algorithms without hyperparameters keep their earlier fingerprints
             d.pop("hparams")
+        if d["color_jitter"] is None:  # runs without the colour perturbation keep their earlier fingerprints
+            d.pop("color_jitter")
         return d
 
     def fingerprint(self) -> str:

@@ -20,8 +20,9 @@ import fedlib
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.base import RoundContext
 from fedlib.algorithms.hparams import to_dict as hparams_to_dict
-from fedlib.config import RunConfig
+from fedlib.config import ConfigError, RunConfig
 from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
+from fedlib.data.transforms import client_colour_factors
 from fedlib.jsonio import write_json_atomic
 from fedlib.metrics import summarize
 from fedlib.models import build_model
@@ -161,6 +162,7 @@ class Simulation:
         for i, p in enumerate(parts):
             index[i, : len(p)] = p
         self.index = torch.from_numpy(index).to(self.device)       # [n, max size], padded rows
+        self.colour = self._colour_factors()                       # [n, 2] or None (train images only)
 
         torch.manual_seed(cfg.seed)
         model = build_model(cfg.model, self.data.input_shape, self.data.num_classes).to(self.device)
@@ -176,6 +178,17 @@ class Simulation:
         self.status = "ok"
         self.oracle_info: dict | None = None
         self.comm_per_round = float(self.alg.comm_vectors(cfg))
+
+    def _colour_factors(self) -> Tensor | None:
+        cfg = self.cfg
+        if cfg.color_jitter is None:
+            return None
+        if not self.data.is_image or self.data.input_shape[0] != 3:
+            raise ConfigError(f"color_jitter={cfg.color_jitter} needs RGB images, but dataset={cfg.dataset} has input "
+                              f"shape {list(self.data.input_shape)}; allowed: an RGB image dataset (cifar_shaped, "
+                              f"cifar10, cifar100, svhn, tinyimagenet) or color_jitter=null")
+        factors = client_colour_factors(cfg.n_clients, cfg.color_jitter, cfg.seed)
+        return torch.from_numpy(factors).to(self.device, torch.float32)
 
     # ------------------------------------------------------------------ sampling
     def sample_cohort(self) -> Tensor:
@@ -210,7 +223,8 @@ class Simulation:
         pos = (k * B + torch.arange(B, device=self.device))[None, :] % sizes[:, None]
         rows = torch.gather(perm, 1, pos)
         idx = torch.gather(self.index[cohort], 1, rows)                       # [C, B] dataset indices
-        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen)
+        colour = None if self.colour is None else self.colour[cohort][:, None, :].expand(-1, B, -1)
+        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen, colour)
         return x, self.data.y_train[idx]
 
     # ------------------------------------------------------------------ one round
@@ -295,6 +309,15 @@ class Simulation:
         down = prev["downlink_bits"] + bits["down"]
         return {"comm_bits": up + down, "uplink_bits": up, "downlink_bits": down}
 
+    def _colour_record(self) -> dict:
+        """The colour perturbation's configured and drawn factor ranges (absent when it is off)."""
+        if self.colour is None:
+            return {}
+        s, f = self.cfg.color_jitter, self.colour.cpu()
+        return {"color_perturbation": {"range": [1.0 - s, 1.0 + s], "applies_to": "train images (per client)",
+                                       "brightness": [float(f[:, 0].min()), float(f[:, 0].max())],
+                                       "saturation": [float(f[:, 1].min()), float(f[:, 1].max())]}}
+
     def evaluate(self) -> tuple[float, float | None]:
         prep = lambda xb: prepare_batch(self.data, xb, False, None)  # noqa: E731
         return self.oracle.evaluate(self.server["x"], self.data.x_test, self.data.y_test, prep,
@@ -346,6 +369,7 @@ class Simulation:
             "dataset": {"name": cfg.dataset, "source": self.data.source, "n_train": int(self.data.x_train.shape[0]),
                         "n_test": int(self.data.x_test.shape[0]), "num_classes": self.data.num_classes},
             "partition": {"name": cfg.partition, "client_sizes": self.sizes.tolist()},
+            **self._colour_record(),
             "comm": {"vectors_per_round": self.comm_per_round, "bits_per_vector": 32 * self.oracle.d},
             "rounds": self.records,
             "summary": summarize(self.records, self.status, cfg.target_acc, cfg.rounds),
