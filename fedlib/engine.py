@@ -23,6 +23,7 @@ from fedlib.algorithms.hparams import to_dict as hparams_to_dict
 from fedlib.config import ConfigError, RunConfig
 from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
 from fedlib.data.transforms import client_colour_factors
+from fedlib.hostmem import reuse_freed_memory
 from fedlib.jsonio import write_json_atomic
 from fedlib.metrics import summarize
 from fedlib.models import build_model
@@ -145,11 +146,16 @@ def scatter_rows(clients: dict, cohort: Tensor, values: dict) -> None:
 class Simulation:
     """All state of one federated run, advanced one round at a time."""
 
-    def __init__(self, cfg: RunConfig | dict):
+    def __init__(self, cfg: RunConfig | dict, data=None):
+        """`data`: a FedDataset to use instead of loading `cfg.dataset` (cost estimates time shape-identical
+        stand-ins of datasets that are not on this machine)."""
         self.cfg = cfg = resolve(cfg)
         self.device = pick_device(cfg.device)
+        if self.device.type == "cpu":
+            reuse_freed_memory()          # large flat-vector temporaries without page faults (fedlib/hostmem.py)
         self.alg = ALGORITHMS[cfg.algorithm]
-        self.data = load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed).to(self.device)
+        data = data if data is not None else load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed)
+        self.data = data.to(self.device)
         parts = partition_for(cfg, self.data)
         if len(parts) != cfg.n_clients:
             raise RuntimeError(f"partition {cfg.partition!r} produced {len(parts)} clients, expected {cfg.n_clients}")

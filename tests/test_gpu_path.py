@@ -201,3 +201,27 @@ def test_cuda_local_step_loop_never_synchronises():
 
     sim.local_work = strict
     sim.run_round()
+
+
+def _page_faults_of_a_second_100mb_buffer(env_value: str) -> int:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import resource, torch\n"
+            "from fedlib.hostmem import reuse_freed_memory\n"
+            "print(reuse_freed_memory(), end=' ')\n"
+            "x = torch.empty(25_000_000).fill_(1.0); del x\n"
+            "f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+            "y = torch.empty(25_000_000).fill_(1.0)\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FEDLIB_HOST_MALLOC": env_value}).stdout.split()
+    assert out[0] == ("True" if env_value == "reuse" else "False")
+    return int(out[1])
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc malloc tuning is Linux-only")
+def test_freed_host_memory_is_reused_without_page_faults():
+    assert _page_faults_of_a_second_100mb_buffer("default") > 10_000     # 100 MB / 4 KiB pages, faulted again
+    assert _page_faults_of_a_second_100mb_buffer("reuse") < 1_000
