@@ -81,7 +81,7 @@ def _channel_stats(mean: tuple[float, ...], std: tuple[float, ...], dtype: torch
 
 
 def prepare_batch(dataset: FedDataset, x: Tensor, augment: bool = False,
-                  generator: torch.Generator | None = None, colour: Tensor | None = None,
+                  generator: torch.Generator | None = None, *, colour: Tensor | None = None,
                   dtype: torch.dtype = torch.float32) -> Tensor:
     """Turn a raw batch of any leading shape into model input.
 
