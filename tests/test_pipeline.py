@@ -63,7 +63,7 @@ def test_params_floats_parse_the_same_in_yaml_1_1_and_1_2():
 
 
 def test_paper_profile_matches_the_paper_settings():
-    """Every number of the `paper` blocks against the spec (§2.1, §3, A14, A19)."""
+    """Every number of the `paper` blocks against the paper (§6; A14 and A19 in docs/papers/fadamgt.md)."""
     p = _params()
     t1 = p["fadamgt_table1"]["paper"]
     targets = {"cifar10": 0.75, "cifar100": 0.5, "tinyimagenet": 0.3}
@@ -331,7 +331,7 @@ def test_compare_costs_rules():
 
 
 def test_paper_table1_values_are_consistent():
-    """Communication = c_alg × iterations for every printed Table 1 cell (spec §2.2), except the known typo."""
+    """Communication = c_alg × iterations for every printed Table 1 cell, except the typo printed in the paper."""
     for ds in P.DATASETS:
         for alg in P.ALGORITHMS:
             r, c = P.TABLE1["rounds"][ds][alg], P.TABLE1["comm"][ds][alg]
