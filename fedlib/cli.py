@@ -219,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("config", help="print every config key with its default, and the algorithms' hyperparameters")
     c.add_argument("overrides", nargs="*", metavar="algorithm=NAME")
     c.set_defaults(fn=cmd_config)
+    from fedlib.estimate import add_parser as add_estimate
+
+    add_estimate(sub)
     return p
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 import types
@@ -191,7 +192,7 @@ class RunConfig:
             _choice("model", self.model, MODELS)
         model = _model_name(self.model, self.dataset)
         build(MODELS[model].options, self.model_options, model, owner="model")
-        for name in typing.get_type_hints(RunConfig):
+        for name in _type_hints(RunConfig):
             allowed = _literal_values(_field_type(RunConfig, name))
             if allowed is not None:
                 _choice(name, getattr(self, name), allowed)
@@ -279,7 +280,14 @@ class RunConfig:
 # ---------------------------------------------------------------------- helpers
 
 def _field_type(cls, name: str):
-    return typing.get_type_hints(cls)[name]
+    return _type_hints(cls)[name]
+
+
+@functools.cache
+def _type_hints(cls) -> dict[str, Any]:
+    """The class's resolved annotations, evaluated once (typing.get_type_hints costs milliseconds per call, and
+    validating a grid of configurations asks for every field of every configuration)."""
+    return typing.get_type_hints(cls)
 
 
 def _literal_values(tp) -> tuple | None:

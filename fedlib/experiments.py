@@ -227,11 +227,13 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
 
     total = len(todo)
     jobs = {fp: cfg.to_dict() for fp, cfg in todo.items()}
+    ray_owned = False
     if not total:
         outcomes = iter(())
         where = "nothing"
     elif backend == "ray":
-        outcomes = fanout.ray_tasks(jobs, workers, cpus_per_run, _gpu_shares(todo, gpus_per_run, workers))
+        ray_owned = fanout.connect_ray(workers)
+        outcomes = fanout.ray_tasks(jobs, cpus_per_run, _gpu_shares(todo, gpus_per_run))
         where = f"Ray ({os.environ.get('RAY_ADDRESS') or 'local cluster'})"
     elif workers <= 1 or total == 1:
         outcomes, where = fanout.serial(jobs), "this process"
@@ -261,6 +263,10 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
                      f"{time.perf_counter() - t0:.0f}s elapsed)")
     finally:
         bar.close()
+        if ray_owned:                                           # a session this call opened: close it
+            import ray
+
+            ray.shutdown()
     if verbose and total:
         _log(f"[{label}] done: {total - len(failures)} run(s) in {time.perf_counter() - t0:.1f}s"
              + (f", {len(failures)} failed" if failures else ""))
@@ -278,13 +284,12 @@ def _failure(outcome: dict | BaseException, fp: str) -> str | None:
     return None
 
 
-def _gpu_shares(todo: Mapping[str, RunConfig], gpus_per_run: float | str, workers: int) -> dict[str, float]:
+def _gpu_shares(todo: Mapping[str, RunConfig], gpus_per_run: float | str) -> dict[str, float]:
     """GPUs each Ray task declares: the number given, or (auto) a share sized from the measured peak memory."""
     from fedlib import fanout
 
     if gpus_per_run != "auto":
         return {fp: float(gpus_per_run) for fp in todo}
-    fanout.connect_ray(workers)
     if fanout.cluster_gpus() == 0:
         return {fp: 0.0 for fp in todo}
     from fedlib.estimate import measured_memory

@@ -74,9 +74,10 @@ def process_pool(jobs: Mapping[str, dict], workers: int) -> Iterator[Outcome]:
                 fut.cancel()
 
 
-def ray_tasks(jobs: Mapping[str, dict], workers: int, cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
-    """One Ray task per run with `cpus` CPUs and `gpus[fp]` GPUs (fractions share a GPU)."""
-    ray = connect_ray(workers)
+def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
+    """One Ray task per run with `cpus` CPUs and `gpus[fp]` GPUs (fractions share a GPU), on the connected cluster
+    (`connect_ray`)."""
+    ray = ray_module()
     cpu_task = ray.remote(execute)                       # CPU workers are reused (no torch import per run)
     gpu_task = ray.remote(max_calls=1)(execute)          # a GPU worker exits after its run: memory given back
     threads = max(1, math.floor(cpus))
@@ -112,18 +113,20 @@ def ray_module():
     return ray
 
 
-def connect_ray(workers: int):
+def connect_ray(workers: int) -> bool:
     """Join the running Ray session, else the cluster at RAY_ADDRESS, else start a local one of `workers` CPUs.
 
-    A local cluster started here lives until this Python process exits, so later `run_many` calls reuse it."""
+    Returns True when this call started or joined Ray (the caller then calls `ray.shutdown()` when done, which stops
+    a local cluster it started), False when a Ray session was already running (left as it is)."""
     ray = ray_module()
-    if not ray.is_initialized():
-        address = os.environ.get("RAY_ADDRESS")
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
-    return ray
+    if ray.is_initialized():
+        return False
+    address = os.environ.get("RAY_ADDRESS")
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+    return True
 
 
 def cluster_gpus() -> float:

@@ -29,6 +29,17 @@ def configs(settings: Mapping[str, Any]) -> list[dict]:
     return row_configs(settings)
 
 
+def expected_rounds(config: Mapping[str, Any], settings: Mapping[str, Any]) -> float | None:
+    """The paper's mean rounds to target for a run's row and method (paper profile; `fedlib estimate` uses it)."""
+    if settings["profile"] != "paper":
+        return None
+    for row in settings["rows"]:
+        cell = P.TABLE1["rounds"].get(row, {}).get(config["algorithm"])
+        if cell is not None and settings["datasets"][row]["dataset"] == config["dataset"]:
+            return cell["mean"] if cell["mean"] is not None else cell["lower_bound"]
+    return None
+
+
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     runs = run_frame(records)
     runs["row"] = rows_of(runs, settings)
