@@ -68,6 +68,10 @@ class RunConfig:
     seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = "auto"
     oracle: Literal["auto", "vmap", "loop"] = "auto"
+    # GPU path (docs/scale.md); chunk_size and state_device never change the numbers, autocast does
+    chunk_size: int | None = None        # vmapped oracle: clients per vmap chunk (bounds activation memory)
+    autocast: Literal["off", "bf16", "tf32"] = "off"       # compute precision of forward/backward; state stays fp32
+    state_device: Literal["device", "host"] = "device"     # per-client [n, d] state on the device or in host memory
     checkpoint_every: int = 0               # rounds; 0 = no checkpoints
     data_dir: str | None = None          # None = $FEDLIB_DATA or ~/.cache/fedlib
     progress: bool = True
@@ -189,6 +193,8 @@ class RunConfig:
             raise ConfigError("stop_at_target=true needs target_acc; allowed: set target_acc in (0, 1]")
         _nonneg_int("seed", self.seed)
         _nonneg_int("checkpoint_every", self.checkpoint_every)
+        if self.chunk_size is not None:
+            _positive_int("chunk_size", self.chunk_size)
         return self
 
     # ------------------------------------------------------------------ derived values
@@ -200,8 +206,11 @@ class RunConfig:
     def semantic_dict(self) -> dict[str, Any]:
         """The fields that change the numbers of a run (not where or how visibly it runs)."""
         d = self.to_dict()
-        for key in ("device", "oracle", "progress", "checkpoint_every", "data_dir", "eval_batch_size"):
+        for key in ("device", "oracle", "progress", "checkpoint_every", "data_dir", "eval_batch_size",
+                    "chunk_size", "state_device"):
             d.pop(key)
+        if d["autocast"] == "off":    # full precision keeps the fingerprints it had before the field existed
+            d.pop("autocast")
         if not d["hparams"]:          # algorithms without hyperparameters keep their earlier fingerprints
             d.pop("hparams")
         if d["color_jitter"] is None:  # runs without the colour perturbation keep their earlier fingerprints

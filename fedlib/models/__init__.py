@@ -13,13 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 from torch import nn
 
 from fedlib.models.cnn import build_cnn, build_cnn_mnist, build_lenet5
 from fedlib.models.linear import build_linear, build_mlp
+from fedlib.models.objective import build_piecewise1d
 from fedlib.models.resnet import build_resnet18, build_resnet18_imagenet
+from fedlib.models.resnet_stem import build_resnet18_2x2
+from fedlib.models.vgg import build_vgg11, build_vgg11_gn
 
 Builder = Callable[..., nn.Module]
 
@@ -59,9 +63,18 @@ for _spec in [
     ModelSpec("resnet18", "ResNet-18 with GroupNorm(2), CIFAR stem (3x3 conv, no max-pool)", build_resnet18),
     ModelSpec("resnet18_imagenet", "ResNet-18 with GroupNorm(2), ImageNet stem (7x7/2 conv + max-pool), "
               "as FL-Simulator's torchvision-based model", build_resnet18_imagenet),
+    ModelSpec("resnet18_2x2", "ResNet-18 with GroupNorm(2) and the FedAdam-SSM paper's literal stem (2x2 conv + 2x2 "
+              "max-pool)", build_resnet18_2x2),
+    ModelSpec("vgg11", "VGG-11 (config A, 8 conv + fc 512-512-classes), no normalisation: 9,750,922 params on "
+              "3x32x32 (FedAdam-SSM's CIFAR-10 model)", build_vgg11),
+    ModelSpec("vgg11_gn", "VGG-11 with GroupNorm(2) after every conv (9,756,426 params on 3x32x32)", build_vgg11_gn),
     ModelSpec("linear", "one nn.Linear on the flattened input (flat params = [weight row-major, bias]); "
               "[B] output for regression", build_linear),
     ModelSpec("mlp", "FedAvg 2NN: flattened input -> 200 -> 200 -> classes, ReLU", build_mlp),
+    ModelSpec("piecewise1d", "one parameter x (x_0 = 10) returning the FAFED Theorem 1 functions f_i(x) per row "
+              "(task objective)", build_piecewise1d),
+    ModelSpec("mlp_small", "the 2NN shape with 32 hidden units: flattened input -> 32 -> 32 -> classes (3,466 params "
+              "on 8x8 digits; FedAdam-SSM's embedded stand-in)", partial(build_mlp, hidden=32)),
 ]:
     register(_spec)
 

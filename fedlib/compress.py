@@ -1,0 +1,155 @@
+"""Compression primitives for cohort tensors `[C, d]` (or single vectors `[d]`), and their exact bit costs.
+
+Sparsification
+    keep_count(ratio, d)        k = max(1, floor(ratio · d)), computed exactly (no float round-off in the floor)
+    topk_mask(scores, k)        bool mask, exactly k True per row on the k largest scores; ties go to the lowest index
+    descending_rank(scores)     rank of every coordinate in its row (0 = largest), ties to the lowest index
+Quantisation
+    scaled_sign(u)              C(u) = (‖u‖₂ / √d) · sign(u) per row, sign(0) = +1   (1-bit Adam, DeepSpeed)
+    stochastic_quantize(u, b)   unbiased b-bit uniform quantiser per row (1 sign bit + b−1 level bits, max-abs scale)
+Error feedback
+    error_feedback(x, memory, compress) -> (sent, memory')   sent = compress(x + e), e' = x + e − sent
+Bits (per vector, per device; q = 32-bit floats)
+    sparse_bits(d, k, values, masks)   values·k·q + masks·min(d, k·log2 d)   (bitmap or index list, the cheaper)
+    dense_bits(d, vectors), sign_bits(d), stochastic_bits(d, b)
+
+Everything is a pure function of its inputs (randomness only through an explicit generator), and every function
+works row-wise over the leading axis, so a whole cohort is one call: no per-client Python loop.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+
+import torch
+from torch import Tensor
+
+Q_BITS = 32                         # q: bits of one transmitted float (the paper leaves q open; float32)
+SCALE_BITS = 32                     # one float32 scale per compressed vector
+
+
+# ---------------------------------------------------------------------------------------------- sparsification
+def keep_count(ratio: float, d: int) -> int:
+    """k = max(1, floor(ratio · d)) with the product taken exactly (0.05 · 21840 = 1092, not 1091.999…)."""
+    if not 0 < ratio <= 1:
+        raise ValueError(f"keep ratio must be in (0, 1], got {ratio!r}")
+    return max(1, min(d, math.floor(Fraction(repr(float(ratio))) * d)))
+
+
+def topk_mask(scores: Tensor, k: int) -> Tensor:
+    """Bool mask of the k largest `scores` in each row (last axis); exactly k True per row.
+
+    Ties at the k-th value are broken deterministically in favour of the lowest index (torch.topk alone leaves the
+    choice among equal values unspecified). Cost: one torch.topk for the threshold plus O(d) comparisons; the
+    cumulative count that breaks ties is only computed when a row actually has surplus ties.
+    """
+    d = scores.shape[-1]
+    if not 1 <= k <= d:
+        raise ValueError(f"k={k} must be in [1, d={d}]")
+    if k == d:
+        return torch.ones_like(scores, dtype=torch.bool)
+    kth = torch.topk(scores, k, dim=-1, sorted=False).values.amin(dim=-1, keepdim=True)
+    above = scores > kth
+    tied = scores == kth
+    need = k - above.sum(dim=-1, keepdim=True)
+    if bool((tied.sum(dim=-1, keepdim=True) > need).any()):
+        tied = tied & (tied.cumsum(dim=-1, dtype=torch.int32) <= need)
+    return above | tied
+
+
+def descending_rank(scores: Tensor) -> Tensor:
+    """rank[..., j] = position of coordinate j when its row is sorted by decreasing score (0 = largest; a stable
+    sort, so equal scores rank by index)."""
+    order = torch.sort(scores, dim=-1, descending=True, stable=True).indices
+    positions = torch.arange(scores.shape[-1], device=scores.device).expand_as(order)
+    return torch.empty_like(order).scatter_(-1, order, positions)
+
+
+def sparsify(x: Tensor, mask: Tensor) -> Tensor:
+    """x ⊙ mask, exactly (kept entries are copied, the rest are 0)."""
+    return torch.where(mask, x, torch.zeros((), dtype=x.dtype, device=x.device))
+
+
+# ---------------------------------------------------------------------------------------------- quantisation
+def sign_plus(u: Tensor) -> Tensor:
+    """sign with sign(0) = +1 (so every coordinate carries exactly one bit)."""
+    return torch.where(u >= 0, torch.ones((), dtype=u.dtype, device=u.device),
+                       -torch.ones((), dtype=u.dtype, device=u.device))
+
+
+def scaled_sign(u: Tensor) -> Tensor:
+    """C(u) = (‖u‖₂ / √d) · sign(u), row-wise; ‖C(u)‖₂ = ‖u‖₂ (1-bit Adam's compressor)."""
+    d = u.shape[-1]
+    scale = torch.linalg.vector_norm(u, dim=-1, keepdim=True) / math.sqrt(d)
+    return scale * sign_plus(u)
+
+
+def stochastic_quantize(u: Tensor, bits: int, generator: torch.Generator | None = None) -> Tensor:
+    """Unbiased b-bit quantiser, row-wise: s = max|u|, L = 2^(b−1) − 1 levels per sign,
+    |u_j|·L/s is rounded down or up at random with P(up) = its fractional part, so E[Q(u)] = u."""
+    if bits < 2:
+        raise ValueError(f"stochastic quantisation needs >= 2 bits (1 sign + levels), got {bits}")
+    levels = 2 ** (bits - 1) - 1
+    scale = u.abs().amax(dim=-1, keepdim=True)
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    y = u.abs() * (levels / safe)
+    low = torch.floor(y)
+    draw = torch.rand(u.shape, generator=generator, dtype=u.dtype).to(u.device)
+    q = low + (draw < (y - low)).to(u.dtype)
+    return torch.sign(u) * q * (safe / levels)
+
+
+# ---------------------------------------------------------------------------------------------- error feedback
+def error_feedback(x: Tensor, memory: Tensor, compress: Callable[[Tensor], Tensor]) -> tuple[Tensor, Tensor]:
+    """Error-compensated compression: u = x + e, send C(u), keep e' = u − C(u). Summed over rounds,
+    Σ sent + e_T = Σ x + e_0 (the memories telescope)."""
+    u = x + memory
+    sent = compress(u)
+    return sent, u - sent
+
+
+# ---------------------------------------------------------------------------------------------- bits
+def index_bits(d: int, mode: str = "exact") -> float:
+    """Bits of one coordinate index: log2(d) exactly as the paper writes it, or rounded up ('ceil')."""
+    if mode == "exact":
+        return math.log2(d)
+    if mode == "ceil":
+        return float(math.ceil(math.log2(d)))
+    raise ValueError(f"index-bit mode {mode!r} is not known; allowed: exact, ceil")
+
+
+def mask_bits(d: int, k: int, mode: str = "exact") -> float:
+    """One k-sparse support: a d-bit bitmap or k indices, whichever is cheaper (the paper uses both, §VII-A)."""
+    return min(float(d), k * index_bits(d, mode))
+
+
+def sparse_bits(d: int, k: int, values: int, masks: int, q: int = Q_BITS, mode: str = "exact") -> float:
+    """`values` k-value vectors sharing `masks` supports: values·k·q + masks·min(d, k·log2 d).
+
+    FedAdam-SSM (1 mask, 3 value vectors): min{3kq + d, k(3q + log2 d)}; FedAdam-Top (3 masks, 3 value vectors):
+    min{3(kq + d), 3k(q + log2 d)} -- the paper's formulas divided by N.
+    """
+    return values * k * q + masks * mask_bits(d, k, mode)
+
+
+def dense_bits(d: int, vectors: float = 1, q: int = Q_BITS) -> float:
+    return vectors * d * q
+
+
+def sign_bits(d: int) -> float:
+    """One scaled-sign vector: d sign bits plus one float32 scale."""
+    return float(d + SCALE_BITS)
+
+
+def stochastic_bits(d: int, bits: int) -> float:
+    """One b-bit stochastically quantised vector: b bits per coordinate plus one float32 scale."""
+    return float(bits * d + SCALE_BITS)
+
+
+MBIT = 2 ** 20                      # the Mbit of FedAdam-SSM's Table I (docs/papers/fedadam_ssm.md, A10)
+
+
+__all__ = ["MBIT", "Q_BITS", "SCALE_BITS", "dense_bits", "descending_rank", "error_feedback", "index_bits",
+           "keep_count", "mask_bits", "scaled_sign", "sign_bits", "sign_plus", "sparse_bits", "sparsify",
+           "stochastic_bits", "stochastic_quantize", "topk_mask"]
