@@ -56,18 +56,18 @@ class RunConfig:
     clip_norm: float | None = None       # clip each client's minibatch gradient to this L2 norm (FL-Simulator: 10)
     server_lr: float = 1.0                  # η_g
     weight_decay: float = 0.0
-    wd_mode: Literal["coupled", "decoupled"] = "coupled"   # spec A8
+    wd_mode: Literal["coupled", "decoupled"] = "coupled"   # A8, docs/papers/fadamgt.md
     augment: bool = False                   # pad-crop + flip for image datasets
     color_jitter: float | None = None    # s: per-client brightness/saturation ~ U[1-s, 1+s] on train images (FedMIM)
     # adaptive methods
     beta1: float = 0.9
     beta2: float = 0.99
     eps: float = 1e-8
-    vhat_init: Literal["v1", "v2", "v3", "v4"] = "v1"      # spec A1
+    vhat_init: Literal["v1", "v2", "v3", "v4"] = "v1"      # A1, docs/papers/fadamgt.md
     tracking_size: int | None = None     # Y (FAdamET/GT); None = S // 2
-    tracking_init: Literal["zeros", "warm"] = "zeros"      # spec A3
+    tracking_init: Literal["zeros", "warm"] = "zeros"      # A3, docs/papers/fadamgt.md
     lada_alpha: float = 0.5                 # FedLADA weight of the local Adam direction (paper does not report it)
-    bn_policy: Literal["average"] = "average"              # spec A11 (models here use GroupNorm; no BN buffers)
+    bn_policy: Literal["average"] = "average"              # A11 (models here use GroupNorm; no BN buffers)
     # evaluation and bookkeeping
     eval_every: int = 1
     eval_batch_size: int = 2048
@@ -208,6 +208,9 @@ class RunConfig:
         _nonneg_int("checkpoint_every", self.checkpoint_every)
         if self.chunk_size is not None:
             _positive_int("chunk_size", self.chunk_size)
+        if self.dtype == "float64" and self.autocast != "off":
+            raise ConfigError(f"autocast={self.autocast} lowers the compute precision that dtype=float64 asks for; "
+                              f"allowed: autocast=off with dtype=float64")
         return self
 
     # ------------------------------------------------------------------ derived values

@@ -25,6 +25,7 @@ from fedlib.algorithms.hparams import to_dict as hparams_to_dict
 from fedlib.config import ConfigError, RunConfig
 from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
 from fedlib.data.transforms import client_colour_factors
+from fedlib.hostmem import reuse_freed_memory
 from fedlib.jsonio import json_safe, write_atomic, write_json_atomic
 from fedlib.metrics import DIVERGENCE_RULE, divergence_reason, summarize
 from fedlib.models import build_model
@@ -220,14 +221,20 @@ def _init_state(alg, oracle: Oracle, cfg: RunConfig, device: torch.device, home:
 class Simulation:
     """All state of one federated run, advanced one round at a time."""
 
-    def __init__(self, cfg: RunConfig | dict):
+    def __init__(self, cfg: RunConfig | dict, data=None):
         """Load, partition and build everything; every input that cannot run is refused here, before any compute
-        (ConfigError for the configuration, DatasetUnavailable for missing or corrupt data files)."""
+        (ConfigError for the configuration, DatasetUnavailable for missing or corrupt data files).
+
+        `data`: a FedDataset to use instead of loading `cfg.dataset` (cost estimates time shape-identical stand-ins
+        of datasets that are not on this machine)."""
         self.cfg = cfg = resolve(cfg)
         self.device = pick_device(cfg.device)
+        if self.device.type == "cpu":
+            reuse_freed_memory()          # large flat-vector temporaries without page faults (fedlib/hostmem.py)
         self.dtype = DTYPES[cfg.dtype]
         self.alg = ALGORITHMS[cfg.algorithm]
-        self.data = _cast(load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed), self.dtype).to(self.device)
+        data = data if data is not None else load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed)
+        self.data = _cast(data, self.dtype).to(self.device)
         if cfg.batch_size > self.data.n_train:
             raise ConfigError(f"batch_size={cfg.batch_size} is larger than dataset={cfg.dataset}'s "
                               f"{self.data.n_train} train samples; allowed: 1 <= batch_size <= {self.data.n_train}")
@@ -301,7 +308,8 @@ class Simulation:
         rows = torch.gather(perm, 1, pos)
         idx = torch.gather(self.index[cohort], 1, rows)                       # [C, B] dataset indices
         colour = None if self.colour is None else self.colour[cohort][:, None, :].expand(-1, B, -1)
-        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen, colour, dtype=self.dtype)
+        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen, colour=colour,
+                          dtype=self.dtype)
         return x, self.data.y_train[idx]
 
     # ------------------------------------------------------------------ one round
@@ -319,7 +327,7 @@ class Simulation:
                            weights=w / w.sum(), generator=self.alg_gen)
         gathered = gather_rows(self.clients, cohort, self.device)
         local = alg.client_begin(self.server, gathered, ctx)
-        local, loss_sum, loss_count = self.local_work(ctx, local, steps.cpu())
+        local, loss_sum, loss_count = self.local_work(ctx, local, steps.tolist())
         upload, new_clients = alg.client_end(local, self.server, gathered, ctx)
         scatter_rows(self.clients, cohort, new_clients)
         self.server = alg.server_update(self.server, upload, ctx)
@@ -344,15 +352,15 @@ class Simulation:
         self.records.append(record)
         return record
 
-    def local_work(self, ctx: RoundContext, local: dict, steps: Tensor) -> tuple[dict, Tensor, int]:
+    def local_work(self, ctx: RoundContext, local: dict, steps: list[int]) -> tuple[dict, Tensor, int]:
         """The local-step loop of one round: no host synchronisation inside it.
 
-        `steps` is the host copy of ctx.steps, so which steps every client takes (no masking), how many clients
+        `steps` is ctx.steps read once as a list, so which steps every client takes (no masking), how many clients
         step, and the loop bound are known without reading the device; the training loss is summed on the device.
         Returns (local state, device sum of the first loss of every client step, its count)."""
         cfg, alg, cohort = self.cfg, self.alg, ctx.cohort
         perm = self.batch_positions(cohort)
-        every, active_count = int(steps.min()), [int((steps > k).sum()) for k in range(int(steps.max()))]
+        every, active_count = min(steps), [sum(s > k for s in steps) for k in range(max(steps))]
         loss_sum = torch.zeros((), device=self.device)
         loss_count = 0
         for k in range(len(active_count)):

@@ -6,6 +6,7 @@ augmentation draws from an explicit `torch.Generator`.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -66,13 +67,21 @@ def perturb_colour(x: Tensor, factors: Tensor) -> Tensor:
 
 def normalise(x: Tensor, mean: tuple[float, ...], std: tuple[float, ...]) -> Tensor:
     """(x - mean) / std per channel for [..., C, H, W] float input."""
-    m = torch.tensor(mean, dtype=x.dtype, device=x.device)[:, None, None]
-    s = torch.tensor(std, dtype=x.dtype, device=x.device)[:, None, None]
+    m, s = _channel_stats(tuple(mean), tuple(std), x.dtype, x.device)
     return (x - m) / s
 
 
+@lru_cache(maxsize=32)
+def _channel_stats(mean: tuple[float, ...], std: tuple[float, ...], dtype: torch.dtype,
+                   device: torch.device) -> tuple[Tensor, Tensor]:
+    """[C, 1, 1] mean and std on the device, built once: a host-to-device copy per batch would make every local
+    step wait for the GPU."""
+    return (torch.tensor(mean, dtype=dtype, device=device)[:, None, None],
+            torch.tensor(std, dtype=dtype, device=device)[:, None, None])
+
+
 def prepare_batch(dataset: FedDataset, x: Tensor, augment: bool = False,
-                  generator: torch.Generator | None = None, colour: Tensor | None = None,
+                  generator: torch.Generator | None = None, *, colour: Tensor | None = None,
                   dtype: torch.dtype = torch.float32) -> Tensor:
     """Turn a raw batch of any leading shape into model input.
 
