@@ -140,5 +140,6 @@ def test_fig2_runs_each_participation_and_the_control(built):
     assert ("fedmim", 1, 0.1) in by and ("fedmim", 4, 0.1) in by
     assert ("fedavg", 4, round(0.1 * (1 - 0.9), 12)) in by           # the control: FedAvg at η_l · A
     curves = result["curves"]
-    assert set(curves["panel"]) == {"a", "b"} and curves["consistency"].notna().all()
+    assert set(curves["panel"]) == {"a", "b"}
+    assert (curves["consistency"].isna() == (curves["cohort_size"] < 2)).all()   # undefined for one client
     assert isinstance(result["summary"], pd.DataFrame) and len(result["summary"]) == 3 * 2 + 4

@@ -69,14 +69,15 @@ def match(records: Sequence[dict], grid: Labelled) -> list[tuple[dict, dict]]:
 
 def accuracy_frame(pairs: Sequence[tuple[dict, dict]], tail: float = 0.1) -> pd.DataFrame:
     """One row per (labels, run): final / best / last-`tail` mean test accuracy (%), `rise` (the last-`tail` mean
-    minus the mean of the `tail` before it: > 0 while the run is still improving), consistency, status."""
+    minus the mean of the `tail` before it: > 0 while the run is still improving), consistency (mean over the last
+    half of the rounds whose cohort has at least two clients: one client is trivially consistent), status."""
     rows = []
     for labels, rec in pairs:
         s, rounds = rec["summary"], rec["rounds"]
         accs = [r["test_acc"] for r in rounds if r.get("test_acc") is not None]
         k = max(1, math.ceil(tail * len(accs)))
         before = accs[-2 * k:-k] if len(accs) >= 2 * k else accs[:1]
-        cons = [r["consistency"] for r in rounds if r.get("consistency") is not None]
+        cons = [r["consistency"] for r in rounds if r.get("consistency") is not None and r["cohort_size"] > 1]
         half = cons[len(cons) // 2:] or cons
         rows.append({**labels, "method": NAMES.get(labels["algorithm"], labels["algorithm"]),
                      "dataset": rec["config"]["dataset"], "model": rec["model"]["name"],

@@ -83,8 +83,10 @@ def curves_frame(pairs: Sequence[tuple[dict, dict]], settings: Mapping[str, Any]
     for labels, rec in pairs:
         for r in rec["rounds"]:
             rows.append({**labels, "method": labels_of[labels["algorithm"]], "round": r["round"],
+                         "cohort_size": r["cohort_size"],
                          "test_acc": 100.0 * r["test_acc"] if r.get("test_acc") is not None else np.nan,
-                         "consistency": r.get("consistency"), "consistency_server": r.get("consistency_server")})
+                         "consistency": r.get("consistency") if r["cohort_size"] > 1 else np.nan,
+                         "consistency_server": r.get("consistency_server") if r["cohort_size"] > 1 else np.nan})
     return pd.DataFrame(rows)
 
 
@@ -189,12 +191,13 @@ def control_lines(frame: pd.DataFrame, settings: Mapping[str, Any]) -> list[str]
 
 
 # ---------------------------------------------------------------------------------------------- figure and files
-def draw(ax, data: pd.DataFrame, y: str, order: Sequence[str], palette: Mapping[str, str], legend: bool) -> None:
-    """Mean over seeds with a ±1 sd band, one line per method (FedMIM's palette)."""
+def draw(ax, data: pd.DataFrame, y: str, order: Sequence[str], palette: Mapping[str, str], legend: bool,
+         band: bool = True) -> None:
+    """Mean over seeds (with a ±1 sd band when `band`), one line per method (FedMIM's palette)."""
     import seaborn as sns
 
-    sns.lineplot(data=data, x="round", y=y, hue="method", hue_order=order, palette=dict(palette), errorbar="sd",
-                 ax=ax, legend=legend, linewidth=1.5)
+    sns.lineplot(data=data, x="round", y=y, hue="method", hue_order=order, palette=dict(palette),
+                 errorbar="sd" if band else None, ax=ax, legend=legend, linewidth=1.5)
 
 
 def palette(settings: Mapping[str, Any]) -> dict[str, str]:
@@ -223,7 +226,7 @@ def plot(result: dict, settings: Mapping[str, Any]):
         ax = axes[1, j]
         data = curves[(curves["panel"] == "b") & (curves["row"] == r)].dropna(subset=["consistency"])
         data = data[data["method"].isin(order_b)]
-        draw(ax, data, "consistency", order_b, palette(settings), legend=(j == len(rows) - 1))
+        draw(ax, data, "consistency", order_b, palette(settings), legend=(j == len(rows) - 1), band=False)
         ax.set_yscale("log")
         ds = result["frame"][result["frame"]["row"] == r]["dataset"]
         ax.set_title(f"(b) {P.DATASET_LABELS[r]} → {ds.iloc[0] if len(ds) else r}")
@@ -247,13 +250,13 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     first = settings["rows"][0]
     caption = (f"{settings['profile']} scale; (a) {settings['datasets'][first]['dataset']} for "
                f"{P.DATASET_LABELS[first]}, {run.get('partition')} α = {run.get('alpha')}, n = {run['n_clients']}, "
-               f"p ∈ {settings['participation_grid']}; (b) p = {settings['consistency_participation']}; mean ± sd over "
-               f"{len(settings['seeds'])} seeds.")
+               f"p ∈ {settings['participation_grid']}; (b) p = {settings['consistency_participation']}, mean over "
+               f"{len(settings['seeds'])} seeds (rounds with a one-client cohort left out); (a) mean ± sd.")
     fig = plot(result, settings)
     paths = F.save_figure(fig, out / "fig2", caption)
     plt.close(fig)
     curves = result["curves"].groupby(["panel", "row", "p", "method", "round"], sort=False)[
-        ["test_acc", "consistency", "consistency_server"]].mean().reset_index()
+        ["test_acc", "consistency", "consistency_server"]].mean().reset_index()      # NaN: one-client cohorts
     curves.round(6).to_csv(out / "fig2.csv", index=False)
     paths.append(out / "fig2.csv")
     lines = M.settings_lines(settings, skip=("p",)) + [
