@@ -398,23 +398,23 @@ def _dvc(*args, check=True):
 def test_dvc_yaml_stages_are_per_artefact():
     dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
     stages = dvc["stages"]
-    assert set(stages) == {*SECTIONS, *LORA_SECTIONS, "reports_index"}
-    for name in SECTIONS + LORA_SECTIONS:
+    assert set(stages) == {*[a.section for a in ARTEFACTS], "reports_index"}
+    for a in ARTEFACTS:
+        name, art, paper = a.section, a.name, a.paper
         st = stages[name]
-        art = name.split("_", 1)[1]
         own = [name, "fadamgt_table2"] if name == "fadamgt_table_c1" else [name]    # C.1 tabulates Table 2's block
         assert st["params"] == own, "a stage must depend on its own section only (plus profile/workers in cmd)"
         assert f"notebooks/{name}.ipynb" in st["deps"] and "-k ${kernel}" in st["cmd"]
         assert "-p profile ${profile}" in st["cmd"] and " -f " not in st["cmd"]
         outs = {list(o)[0] if isinstance(o, dict) else o: (o[list(o)[0]] if isinstance(o, dict) else {})
                 for o in st["outs"]}
-        assert outs[f"runs/fadamgt/{art}"] == {"persist": True}
-        assert outs[f"runs/fadamgt/{art}.ipynb"] == {}                      # executed notebook: DVC cache
+        assert outs[f"runs/{paper}/{art}"] == {"persist": True}
+        assert outs[f"runs/{paper}/{art}.ipynb"] == {}                      # executed notebook: DVC cache
         for path, opts in outs.items():
             if path.startswith("reports/"):
                 assert opts == {"cache": False, "persist": True}, path       # committed to git, kept on failure
-        assert st["metrics"] == [{f"reports/fadamgt/{art}.json": {"cache": False, "persist": True}}]
-        assert f"-p out_dir reports/fadamgt -p cache_dir runs/fadamgt/{art}" in st["cmd"]
+        assert st["metrics"] == [{f"reports/{paper}/{art}.json": {"cache": False, "persist": True}}]
+        assert f"-p out_dir reports/{paper} -p cache_dir runs/{paper}/{art}" in st["cmd"]
 
 
 def test_dvc_dag_and_dry_run():
