@@ -28,7 +28,7 @@ from fedlib.data.transforms import client_colour_factors
 from fedlib.hostmem import reuse_freed_memory
 from fedlib.jsonio import json_safe, write_atomic, write_json_atomic
 from fedlib.metrics import DIVERGENCE_RULE, divergence_reason, summarize
-from fedlib.models import build_model
+from fedlib.models import build_model, model_kwargs
 from fedlib.oracle import AUTO_RULE, Oracle, auto_mode, choose_mode
 from fedlib.outdir import OutputError, WriteFailed, claimed
 
@@ -53,6 +53,9 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
     full = hparams_to_dict(cfg.hp)
     if full != cfg.hparams:
         changes["hparams"] = full           # every default of the algorithm's own hyperparameters, recorded
+    options = hparams_to_dict(cfg.model_opts)
+    if options != cfg.model_options:
+        changes["model_options"] = options  # and of the model's own settings (e.g. LoRA rank)
     return cfg.replace(**changes) if changes else cfg
 
 
@@ -191,10 +194,15 @@ def _fitted_model(cfg: RunConfig, data, device: torch.device, dtype: torch.dtype
     """Build the model and check it maps one test input to the right output shape; ConfigError if it cannot."""
     want = (1, data.num_classes) if data.num_classes else (1,)
     where = f"model={cfg.model} on dataset={cfg.dataset} (input shape {tuple(data.input_shape)})"
+    from fedlib.data import DatasetUnavailable
+
     try:
-        model = build_model(cfg.model, data.input_shape, data.num_classes).to(device=device, dtype=dtype)
+        model = build_model(cfg.model, data.input_shape, data.num_classes, **model_kwargs(cfg, data))
+        model = model.to(device=device, dtype=dtype)
         with torch.no_grad():
             out = model(prepare_batch(data, data.x_test[:1], False, None, dtype=dtype))
+    except (ConfigError, DatasetUnavailable):
+        raise                                 # already one line (e.g. a text model on image data, weights offline)
     except (ValueError, RuntimeError, IndexError, TypeError) as exc:
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"{where} cannot be built: {why}; allowed: a model that fits the input "
@@ -486,7 +494,7 @@ class Simulation:
             "config": cfg.to_dict(),
             "fingerprint": cfg.fingerprint(),
             "environment": environment(self.device, self.oracle_info or {}, cfg),
-            "model": {"name": cfg.model, "num_params": self.oracle.d},
+            "model": {"name": cfg.model, "num_params": self.oracle.d, "frozen_params": self.oracle.frozen},
             "dataset": {"name": cfg.dataset, "source": self.data.source, "n_train": int(self.data.x_train.shape[0]),
                         "n_test": int(self.data.x_test.shape[0]), "num_classes": self.data.num_classes},
             "partition": {"name": cfg.partition, "client_sizes": self.sizes.tolist()},

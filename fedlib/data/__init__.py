@@ -15,9 +15,11 @@ from fedlib.data.images import IMAGE_DATASETS, DatasetCorrupt, DatasetUnavailabl
 from fedlib.data.partition import PARTITIONERS, PartitionerSpec, partition_dataset
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.data.sources import OFFLINE_DATASETS
+from fedlib.data.text import TEXT_DATASETS
 from fedlib.data.transforms import prepare_batch
 
-DATASETS: dict[str, DatasetSpec] = {s.name: s for s in OFFLINE_DATASETS + IMAGE_DATASETS + (COUNTEREXAMPLE,)}
+DATASETS: dict[str, DatasetSpec] = {s.name: s for s in OFFLINE_DATASETS + IMAGE_DATASETS + (COUNTEREXAMPLE,)
+                                   + TEXT_DATASETS}
 
 
 def default_data_dir() -> Path:
