@@ -245,6 +245,24 @@ def _cpu_timing_sim(cfg: RunConfig, data):
     return probe, work / probe_work
 
 
+_EVAL_SECONDS: dict[tuple, float] = {}
+
+
+def _eval_seconds(sim, images: int, threads: int) -> float:
+    """One evaluation of the whole test split, timed on its first `images` images and scaled; the same model,
+    data shape and batch size on the same device are timed once per process."""
+    cfg, n_test = sim.cfg, int(sim.data.x_test.shape[0])
+    key = (cfg.model, cfg.dataset, tuple(sim.data.x_test.shape), cfg.eval_batch_size, cfg.dtype, cfg.autocast,
+           str(sim.device), threads, images)
+    if key not in _EVAL_SECONDS:
+        full = sim.data
+        sim.data = replace(full, x_test=full.x_test[:images], y_test=full.y_test[:images])
+        sim.evaluate()
+        _EVAL_SECONDS[key] = _timed(sim.device, sim.evaluate) * n_test / images
+        sim.data = full
+    return _EVAL_SECONDS[key]
+
+
 def measure(cfg: RunConfig | Mapping[str, Any], rounds_timed: int = 2) -> dict:
     """Time one cost configuration on this machine: a table entry (see module doc)."""
     from fedlib.engine import torch_threads
@@ -269,11 +287,7 @@ def measure(cfg: RunConfig | Mapping[str, Any], rounds_timed: int = 2) -> dict:
         sim.oracle = counter.inner
         n_test = int(sim.data.x_test.shape[0])
         eval_images = n_test if scale == 1.0 else min(n_test, CPU_EVAL_IMAGES)
-        full = sim.data
-        sim.data = replace(full, x_test=full.x_test[:eval_images], y_test=full.y_test[:eval_images])
-        sim.evaluate()
-        eval_s = _timed(sim.device, sim.evaluate) * n_test / eval_images
-        sim.data = full
+        eval_s = _eval_seconds(sim, eval_images, threads)
         flops_grad, flops_image = _flops(sim)
     timed_as = "as configured" if scale == 1.0 else (
         f"{sim.cfg.clients_per_round} clients x {sim.cfg.local_steps} steps and {eval_images} test images, "
