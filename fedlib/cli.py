@@ -124,7 +124,8 @@ def cmd_algorithms(args) -> int:
 
 
 def cmd_config(args) -> int:
-    """Every shared config key with its default, then each algorithm's own hyperparameters (or one algorithm's)."""
+    """Every shared config key with its default, each algorithm's own hyperparameters (or one algorithm's), and the
+    models' own options."""
     from fedlib.algorithms import ALGORITHMS
     from fedlib.algorithms.hparams import describe
 
@@ -134,13 +135,20 @@ def cmd_config(args) -> int:
         raise ConfigError(f"fedlib config takes only algorithm=NAME, got {', '.join(sorted(unknown))}")
     shared = RunConfig().to_dict()
     shared.pop("hparams")
+    shared.pop("model_options")
     names = [values["algorithm"]] if "algorithm" in values else list(ALGORITHMS)
     for name in names:
         if name not in ALGORITHMS:
             raise ConfigError(f"algorithm={name!r} is not known; allowed: {', '.join(ALGORITHMS)}")
     own = {name: {key: {"type": tp, "default": default, "doc": doc}
                   for key, tp, default, doc in describe(ALGORITHMS[name].hparams)} for name in names}
-    print(json.dumps({"shared": shared, "hyperparameters": {k: v for k, v in own.items() if v}}, indent=1))
+    from fedlib.models import MODELS
+
+    options = {name: {key: {"type": tp, "default": default, "doc": doc}
+                      for key, tp, default, doc in describe(spec.options)}
+               for name, spec in MODELS.items() if spec.options is not None}
+    print(json.dumps({"shared": shared, "hyperparameters": {k: v for k, v in own.items() if v},
+                      "model_options": options}, indent=1))
     return 0
 
 
@@ -211,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("config", help="print every config key with its default, and the algorithms' hyperparameters")
     c.add_argument("overrides", nargs="*", metavar="algorithm=NAME")
     c.set_defaults(fn=cmd_config)
+    from fedlib.estimate import add_parser as add_estimate
+
+    add_estimate(sub)
     return p
 
 

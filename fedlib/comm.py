@@ -1,4 +1,4 @@
-"""Communication accounting (spec FAdamGT §2.2, §3.1.2, pitfall 10).
+"""Communication accounting (docs/papers/fadamgt.md §2.2 and §3).
 
 The papers count d-dimensional vectors a *participating* client sends plus receives in one round (c_alg), not scaled
 by the participation rate S/n:  FedAvg 2, LocalAdam 2, SCAFFOLD 4, FedLADA 5, FAdamET/FAdamGT 3 + Y/S.

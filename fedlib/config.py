@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 import types
@@ -56,18 +57,18 @@ class RunConfig:
     clip_norm: float | None = None       # clip each client's minibatch gradient to this L2 norm (FL-Simulator: 10)
     server_lr: float = 1.0                  # η_g
     weight_decay: float = 0.0
-    wd_mode: Literal["coupled", "decoupled"] = "coupled"   # spec A8
+    wd_mode: Literal["coupled", "decoupled"] = "coupled"   # A8, docs/papers/fadamgt.md
     augment: bool = False                   # pad-crop + flip for image datasets
     color_jitter: float | None = None    # s: per-client brightness/saturation ~ U[1-s, 1+s] on train images (FedMIM)
     # adaptive methods
     beta1: float = 0.9
     beta2: float = 0.99
     eps: float = 1e-8
-    vhat_init: Literal["v1", "v2", "v3", "v4"] = "v1"      # spec A1
+    vhat_init: Literal["v1", "v2", "v3", "v4"] = "v1"      # A1, docs/papers/fadamgt.md
     tracking_size: int | None = None     # Y (FAdamET/GT); None = S // 2
-    tracking_init: Literal["zeros", "warm"] = "zeros"      # spec A3
+    tracking_init: Literal["zeros", "warm"] = "zeros"      # A3, docs/papers/fadamgt.md
     lada_alpha: float = 0.5                 # FedLADA weight of the local Adam direction (paper does not report it)
-    bn_policy: Literal["average"] = "average"              # spec A11 (models here use GroupNorm; no BN buffers)
+    bn_policy: Literal["average"] = "average"              # A11 (models here use GroupNorm; no BN buffers)
     # evaluation and bookkeeping
     eval_every: int = 1
     eval_local: bool = False                # also record local_test_acc: each cohort client's end-of-round local
@@ -89,6 +90,8 @@ class RunConfig:
     progress: bool = True
     # the chosen algorithm's own hyperparameters (fedlib/algorithms/hparams.py); flat keys on the CLI and in YAML
     hparams: dict[str, Any] = field(default_factory=dict)
+    # the chosen model's own settings (fedlib/models: ModelSpec.options, e.g. LoRA rank); flat keys as well
+    model_options: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -102,7 +105,9 @@ class RunConfig:
         known = {f.name: f for f in fields(cls)}
         kwargs: dict[str, Any] = {}
         hparams: dict[str, Any] = {}
+        model_options: dict[str, Any] = {}
         algorithm = values.get("algorithm", cls.algorithm)
+        model = _model_name(values.get("model", cls.model), values.get("dataset", cls.dataset))
         for key, raw in values.items():
             if not isinstance(key, str):
                 raise ConfigError(f"config key {key!r} is not a string; allowed keys: {', '.join(known)}")
@@ -112,6 +117,12 @@ class RunConfig:
                 if not isinstance(raw, dict):
                     raise ConfigError(f"hparams={raw!r} must be a mapping of the algorithm's hyperparameters")
                 hparams.update(raw)
+            elif key == "model_options":
+                if raw is None:
+                    continue
+                if not isinstance(raw, dict):
+                    raise ConfigError(f"model_options={raw!r} must be a mapping of the model's options")
+                model_options.update(raw)
             elif key in known:
                 kwargs[key] = coerce_value(key, raw, _field_type(cls, key))
             else:
@@ -119,6 +130,13 @@ class RunConfig:
                 if isinstance(algorithm, str) and algorithm in owners:
                     hparams[key] = raw
                     continue
+                model_owners = _model_option_owners(key)
+                if model in model_owners:
+                    model_options[key] = raw
+                    continue
+                if model_owners and not owners:
+                    raise ConfigError(f"'{key}' is an option of model {', '.join(model_owners)}, not of model="
+                                      f"{model}; its options: {', '.join(_model_option_names(model)) or 'none'}")
                 if owners:
                     raise ConfigError(f"'{key}' is a hyperparameter of {', '.join(owners)}, not of "
                                       f"algorithm={algorithm}; its hyperparameters: "
@@ -126,8 +144,10 @@ class RunConfig:
                 hint = difflib.get_close_matches(key, list(known) + _all_hparam_names(), n=1)
                 more = f" (did you mean '{hint[0]}'?)" if hint else ""
                 raise ConfigError(f"unknown config key '{key}'{more}; allowed keys: {', '.join(known)}, and the "
-                                  f"algorithm's hyperparameters (fedlib config algorithm=NAME lists them)")
+                                  f"algorithm's hyperparameters and the model's options (fedlib config "
+                                  f"algorithm=NAME lists them)")
         kwargs["hparams"] = hparams
+        kwargs["model_options"] = model_options
         return cls(**kwargs)
 
     def replace(self, **changes) -> RunConfig:
@@ -147,6 +167,17 @@ class RunConfig:
             return None
         return build(spec.hparams, self.hparams, self.algorithm)
 
+    @property
+    def model_opts(self):
+        """The chosen model's own settings as its typed, validated dataclass (None if it has none)."""
+        from fedlib.algorithms.hparams import build
+        from fedlib.models import MODELS
+
+        spec = MODELS.get(_model_name(self.model, self.dataset))
+        if spec is None or spec.options is None:
+            return None
+        return build(spec.options, self.model_options, spec.name, owner="model")
+
     # ------------------------------------------------------------------ validation
     def validate(self) -> RunConfig:
         """Check every rule; raise ConfigError naming the first offending field. Returns self."""
@@ -162,7 +193,9 @@ class RunConfig:
         _choice("partition", self.partition, PARTITIONERS)
         if self.model != "auto":
             _choice("model", self.model, MODELS)
-        for name in typing.get_type_hints(RunConfig):
+        model = _model_name(self.model, self.dataset)
+        build(MODELS[model].options, self.model_options, model, owner="model")
+        for name in _type_hints(RunConfig):
             allowed = _literal_values(_field_type(RunConfig, name))
             if allowed is not None:
                 _choice(name, getattr(self, name), allowed)
@@ -211,6 +244,9 @@ class RunConfig:
         _nonneg_int("checkpoint_every", self.checkpoint_every)
         if self.chunk_size is not None:
             _positive_int("chunk_size", self.chunk_size)
+        if self.dtype == "float64" and self.autocast != "off":
+            raise ConfigError(f"autocast={self.autocast} lowers the compute precision that dtype=float64 asks for; "
+                              f"allowed: autocast=off with dtype=float64")
         return self
 
     # ------------------------------------------------------------------ derived values
@@ -237,6 +273,8 @@ class RunConfig:
             d.pop("bptt")
         if not d["eval_local"]:       # an extra metric, off by default: earlier fingerprints unchanged
             d.pop("eval_local")
+        if not d["model_options"]:    # so do models without options
+            d.pop("model_options")
         if d["color_jitter"] is None:  # runs without the colour perturbation keep their earlier fingerprints
             d.pop("color_jitter")
         return d
@@ -250,7 +288,14 @@ class RunConfig:
 # ---------------------------------------------------------------------- helpers
 
 def _field_type(cls, name: str):
-    return typing.get_type_hints(cls)[name]
+    return _type_hints(cls)[name]
+
+
+@functools.cache
+def _type_hints(cls) -> dict[str, Any]:
+    """The class's resolved annotations, evaluated once (typing.get_type_hints costs milliseconds per call, and
+    validating a grid of configurations asks for every field of every configuration)."""
+    return typing.get_type_hints(cls)
 
 
 def _literal_values(tp) -> tuple | None:
@@ -274,11 +319,38 @@ def _hparam_names(algorithm) -> list[str]:
     return list(fields_of(spec.hparams)) if spec is not None else []
 
 
+def _model_name(model, dataset) -> str | None:
+    """The model a config runs: `model`, or the dataset's default when it is "auto" (None if unknown)."""
+    if model != "auto":
+        return model
+    from fedlib.data import DATASETS
+
+    spec = DATASETS.get(dataset) if isinstance(dataset, str) else None
+    return spec.default_model if spec is not None else None
+
+
+def _model_option_owners(key: str) -> list[str]:
+    from fedlib.algorithms.hparams import fields_of
+    from fedlib.models import MODELS
+
+    return [name for name, spec in MODELS.items() if key in fields_of(spec.options)]
+
+
+def _model_option_names(model) -> list[str]:
+    from fedlib.algorithms.hparams import fields_of
+    from fedlib.models import MODELS
+
+    spec = MODELS.get(model) if isinstance(model, str) else None
+    return list(fields_of(spec.options)) if spec is not None else []
+
+
 def _all_hparam_names() -> list[str]:
     from fedlib.algorithms import ALGORITHMS
     from fedlib.algorithms.hparams import fields_of
+    from fedlib.models import MODELS
 
-    return sorted({k for spec in ALGORITHMS.values() for k in fields_of(spec.hparams)})
+    return sorted({k for spec in ALGORITHMS.values() for k in fields_of(spec.hparams)}
+                  | {k for spec in MODELS.values() for k in fields_of(spec.options)})
 
 
 def coerce_value(name: str, raw: Any, tp) -> Any:

@@ -25,9 +25,10 @@ from fedlib.algorithms.hparams import to_dict as hparams_to_dict
 from fedlib.config import ConfigError, RunConfig
 from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
 from fedlib.data.transforms import client_colour_factors
+from fedlib.hostmem import reuse_freed_memory
 from fedlib.jsonio import json_safe, write_atomic, write_json_atomic
 from fedlib.metrics import DIVERGENCE_RULE, divergence_reason, summarize
-from fedlib.models import build_model
+from fedlib.models import build_model, model_kwargs
 from fedlib.oracle import AUTO_RULE, Oracle, auto_mode, choose_mode
 from fedlib.outdir import OutputError, WriteFailed, claimed
 from fedlib.streams import StreamFeed
@@ -53,6 +54,9 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
     full = hparams_to_dict(cfg.hp)
     if full != cfg.hparams:
         changes["hparams"] = full           # every default of the algorithm's own hyperparameters, recorded
+    options = hparams_to_dict(cfg.model_opts)
+    if options != cfg.model_options:
+        changes["model_options"] = options  # and of the model's own settings (e.g. LoRA rank)
     return cfg.replace(**changes) if changes else cfg
 
 
@@ -191,13 +195,18 @@ def _fitted_model(cfg: RunConfig, data, device: torch.device, dtype: torch.dtype
     """Build the model and check it maps one test input to the right output shape; ConfigError if it cannot."""
     want = (1, data.num_classes) if data.num_classes else (1,)
     where = f"model={cfg.model} on dataset={cfg.dataset} (input shape {tuple(data.input_shape)})"
+    from fedlib.data import DatasetUnavailable
+
     try:
-        model = build_model(cfg.model, data.input_shape, data.num_classes).to(device=device, dtype=dtype)
+        model = build_model(cfg.model, data.input_shape, data.num_classes, **model_kwargs(cfg, data))
+        model = model.to(device=device, dtype=dtype)
         with torch.no_grad():
             if hasattr(model, "initial_state"):        # a stateful language model: ((tokens, state, masks)) -> logits
                 out = model((data.x_test[:2].view(1, 2), model.initial_state(1), None))[0][:, -1]
             else:
                 out = model(prepare_batch(data, data.x_test[:1], False, None, dtype=dtype))
+    except (ConfigError, DatasetUnavailable):
+        raise                                 # already one line (e.g. a text model on image data, weights offline)
     except (ValueError, RuntimeError, IndexError, TypeError) as exc:
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"{where} cannot be built: {why}; allowed: a model that fits the input "
@@ -224,14 +233,20 @@ def _init_state(alg, oracle: Oracle, cfg: RunConfig, device: torch.device, home:
 class Simulation:
     """All state of one federated run, advanced one round at a time."""
 
-    def __init__(self, cfg: RunConfig | dict):
+    def __init__(self, cfg: RunConfig | dict, data=None):
         """Load, partition and build everything; every input that cannot run is refused here, before any compute
-        (ConfigError for the configuration, DatasetUnavailable for missing or corrupt data files)."""
+        (ConfigError for the configuration, DatasetUnavailable for missing or corrupt data files).
+
+        `data`: a FedDataset to use instead of loading `cfg.dataset` (cost estimates time shape-identical stand-ins
+        of datasets that are not on this machine)."""
         self.cfg = cfg = resolve(cfg)
         self.device = pick_device(cfg.device)
+        if self.device.type == "cpu":
+            reuse_freed_memory()          # large flat-vector temporaries without page faults (fedlib/hostmem.py)
         self.dtype = DTYPES[cfg.dtype]
         self.alg = ALGORITHMS[cfg.algorithm]
-        self.data = _cast(load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed), self.dtype).to(self.device)
+        data = data if data is not None else load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed)
+        self.data = _cast(data, self.dtype).to(self.device)
         if cfg.batch_size > self.data.n_train:
             raise ConfigError(f"batch_size={cfg.batch_size} is larger than dataset={cfg.dataset}'s "
                               f"{self.data.n_train} train samples; allowed: 1 <= batch_size <= {self.data.n_train}")
@@ -334,7 +349,7 @@ class Simulation:
                            weights=w / w.sum(), generator=self.alg_gen, epoch_steps=self.epoch_steps)
         gathered = gather_rows(self.clients, cohort, self.device)
         local = alg.client_begin(self.server, gathered, ctx)
-        local, loss_sum, loss_count = self.local_work(ctx, local, steps.cpu())
+        local, loss_sum, loss_count = self.local_work(ctx, local, steps.tolist())
         upload, new_clients = alg.client_end(local, self.server, gathered, ctx)
         scatter_rows(self.clients, cohort, new_clients)
         self.server = alg.server_update(self.server, upload, ctx)
@@ -361,15 +376,15 @@ class Simulation:
         self.records.append(record)
         return record
 
-    def local_work(self, ctx: RoundContext, local: dict, steps: Tensor) -> tuple[dict, Tensor, int]:
+    def local_work(self, ctx: RoundContext, local: dict, steps: list[int]) -> tuple[dict, Tensor, int]:
         """The local-step loop of one round: no host synchronisation inside it.
 
-        `steps` is the host copy of ctx.steps, so which steps every client takes (no masking), how many clients
+        `steps` is ctx.steps read once as a list, so which steps every client takes (no masking), how many clients
         step, and the loop bound are known without reading the device; the training loss is summed on the device.
         Returns (local state, device sum of the first loss of every client step, its count)."""
         cfg, alg, cohort = self.cfg, self.alg, ctx.cohort
         perm = self.batch_positions(cohort) if self.stream is None else None
-        every, active_count = int(steps.min()), [int((steps > k).sum()) for k in range(int(steps.max()))]
+        every, active_count = min(steps), [sum(s > k for s in steps) for k in range(max(steps))]
         loss_sum = torch.zeros((), device=self.device)
         loss_count = 0
         for k in range(len(active_count)):
@@ -518,7 +533,7 @@ class Simulation:
             "config": cfg.to_dict(),
             "fingerprint": cfg.fingerprint(),
             "environment": environment(self.device, self.oracle_info or {}, cfg),
-            "model": {"name": cfg.model, "num_params": self.oracle.d},
+            "model": {"name": cfg.model, "num_params": self.oracle.d, "frozen_params": self.oracle.frozen},
             "dataset": {"name": cfg.dataset, "source": self.data.source, "n_train": int(self.data.x_train.shape[0]),
                         "n_test": int(self.data.x_test.shape[0]), "num_classes": self.data.num_classes},
             "partition": {"name": cfg.partition, "client_sizes": self.sizes.tolist()},

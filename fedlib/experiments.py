@@ -7,23 +7,25 @@ instead of recomputed. Records are written atomically (temporary file + rename i
 is killed half-way never leaves a half-written record: it simply runs again next time.
 
     >>> records = run_many([{"algorithm": "fedavg", "dataset": "digits", "rounds": 5}], "runs/demo", workers=2)
+    >>> records = run_many(configs, "runs/demo", backend="ray")          # a local Ray cluster, or $RAY_ADDRESS's
 
-Fan-out on CPU uses a `ProcessPoolExecutor` with the *spawn* start method (fork is unsafe once torch has started
-threads) and one torch thread per worker, so `workers` processes share the machine's cores without oversubscription.
-With `workers <= 1` (or a single run to do) everything runs in the calling process. Progress is one printed line per
-finished run (visible in papermill's `--log-output` and in DVC's log).
+Backends (fedlib/fanout.py): `process` runs in this process (`workers <= 1`) or in a pool of `workers` spawned
+processes with one torch thread each; `ray` submits one task per run to a Ray cluster (CPUs and GPUs declared per
+run, GPU fractions sized from measured peak memory). Either way results come back to this process, which alone
+writes the cache; runs already cached are never submitted; a run that fails is reported by name after every other
+run has finished and been written. Progress is one printed line per finished run (visible in papermill's
+`--log-output` and in DVC's log), plus a bar over runs on a terminal.
 
-A cached record is reused only if its fingerprint matches and it was written by the same `fedlib.__version__`;
+A cached record is reused only if it is a well-formed record of that fingerprint written by the same
+`fedlib.__version__` (anything else -- JSON null, a missing summary, wrong types, another version -- is recomputed);
 bump the version (or pass `force=True`) after a change to fedlib that alters the numbers of existing
 configurations.
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import json
 import math
-import multiprocessing as mp
 import os
 import sys
 import time
@@ -31,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fedlib.config import RunConfig
+from fedlib.config import ConfigError, RunConfig
 from fedlib.jsonio import write_json_atomic as write_record_atomic
 
 RECORD_SUFFIX = ".json"
@@ -86,8 +88,9 @@ def _current_version() -> str:
 
 
 def load_cached(cfg: RunConfig | Mapping[str, Any], cache_dir: str | Path) -> dict | None:
-    """The cached record of `cfg`, or None when absent, unreadable, or from another fedlib version."""
-    return _read_record(record_path(cache_dir, fingerprint(cfg)), fingerprint(cfg))
+    """The cached record of `cfg`, or None when absent, unreadable, malformed, or from another fedlib version."""
+    fp = fingerprint(cfg)
+    return _read_record(record_path(cache_dir, fp), fp)
 
 
 def _read_record(path: Path, fp: str) -> dict | None:
@@ -95,9 +98,42 @@ def _read_record(path: Path, fp: str) -> dict | None:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+    return record if well_formed(record, fp) else None
+
+
+def _number_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _int_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def well_formed(record: Any, fp: str) -> bool:
+    """Whether `record` is a complete run record of fingerprint `fp` from this fedlib version: the right types for
+    what reports read (config, rounds, summary), and a config that hashes to `fp`."""
+    if not isinstance(record, dict):
+        return False
     if record.get("fingerprint") != fp or record.get("fedlib_version") != _current_version():
-        return None
-    return record
+        return False
+    rounds, summary, config = record.get("rounds"), record.get("summary"), record.get("config")
+    if not (isinstance(rounds, list) and all(isinstance(r, dict) for r in rounds)):
+        return False
+    if not (isinstance(summary, dict) and isinstance(summary.get("status"), str)):
+        return False
+    if not (isinstance(summary.get("rounds_run"), int) and summary["rounds_run"] == len(rounds)):
+        return False
+    if not all(_number_or_none(summary.get(k)) for k in ("final_test_acc", "best_test_acc", "target_acc",
+                                                          "comm_to_target", "wall_s")):
+        return False
+    if not _int_or_none(summary.get("rounds_to_target")):
+        return False
+    if not isinstance(config, dict):
+        return False
+    try:
+        return RunConfig.from_dict(config).fingerprint() == fp
+    except (ValueError, TypeError):
+        return False
 
 
 def _remove_orphan_tmp(cache_dir: Path) -> None:
@@ -113,26 +149,6 @@ def _remove_orphan_tmp(cache_dir: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- one run
-def _init_worker() -> None:
-    import torch
-
-    torch.set_num_threads(1)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:           # already set in this process
-        pass
-
-
-def _run_and_store(cfg_dict: dict, cache_dir: str) -> dict:
-    """Worker body: run one configuration with the engine and store its record atomically."""
-    from fedlib.engine import run
-
-    record = run(cfg_dict)
-    record["source_hash"] = source_hash()
-    write_record_atomic(record_path(cache_dir, record["fingerprint"]), record)
-    return record
-
-
 def _describe(cfg: RunConfig) -> str:
     parts = [cfg.algorithm, cfg.dataset, f"seed={cfg.seed}", f"K={cfg.local_steps}", f"S={cfg.clients_per_round}"]
     if cfg.algorithm in ("fadamet", "fadamgt"):
@@ -153,17 +169,45 @@ def _outcome(record: dict) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- many runs
+class RunsFailed(RuntimeError):
+    """Some runs raised; every other run finished and its record was written. `failures` maps fingerprint to
+    "configuration: error"."""
+
+    def __init__(self, failures: dict[str, str], total: int):
+        self.failures = failures
+        lines = "\n".join(f"  {fp}: {why}" for fp, why in failures.items())
+        super().__init__(f"{len(failures)} of {total} run(s) failed (the others are cached):\n{lines}")
+
+
 def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | Path, workers: int = 1, *,
+             backend: str | None = None, cpus_per_run: float = 1, gpus_per_run: float | str = "auto",
              force: bool = False, verbose: bool = True, label: str = "runs") -> list[dict]:
     """Run every configuration (cached ones are read back), return their records in the order given.
 
-    configs   : RunConfig objects or dicts of RunConfig fields; all are validated before anything runs.
-    cache_dir : directory of `<fingerprint>.json` records (created if missing).
-    workers   : processes for the runs still to do; <= 1 runs them in this process.
-    force     : recompute (and overwrite) even when a cached record exists.
-    Duplicate configurations (same fingerprint) run once. A run that raises stops the fan-out: pending runs are
-    cancelled, finished ones stay cached, and the error is re-raised naming the configuration.
+    configs      : RunConfig objects or dicts of RunConfig fields; all are validated before anything runs.
+    cache_dir    : directory of `<fingerprint>.json` records (created if missing), written by this process only.
+    workers      : `process`: processes for the runs still to do (<= 1 runs them in this process); `ray`: CPUs of
+                   the local cluster started when RAY_ADDRESS is unset (a running cluster brings its own).
+    backend      : "process" or "ray"; None reads $FEDLIB_BACKEND, default "process".
+    cpus_per_run : `ray`: CPUs each run declares (and its torch threads).
+    gpus_per_run : `ray`: GPUs each run declares; "auto" = none on a cluster without GPUs or for device=cpu runs,
+                   else the share fitting the run's measured peak memory (`fedlib estimate --save` stores it;
+                   a whole GPU when it was never measured).
+    force        : recompute (and overwrite) even when a cached record exists.
+    Duplicate configurations (same fingerprint) run once. Runs that raise are reported together by RunsFailed
+    after every other run has finished and been cached.
     """
+    from fedlib import fanout
+
+    backend = backend or os.environ.get("FEDLIB_BACKEND") or "process"
+    if backend not in fanout.BACKENDS:
+        raise ConfigError(f"backend={backend!r} is not known; allowed: {', '.join(fanout.BACKENDS)}")
+    if backend == "ray":
+        fanout.ray_module()                                    # installed? (one line before any compute)
+    if not (isinstance(gpus_per_run, (int, float)) and gpus_per_run >= 0 or gpus_per_run == "auto"):
+        raise ConfigError(f"gpus_per_run={gpus_per_run!r} is not allowed; allowed: a number >= 0 or 'auto'")
+    if not cpus_per_run > 0:
+        raise ConfigError(f"cpus_per_run={cpus_per_run!r} must be a number > 0")
     cache = Path(cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     _remove_orphan_tmp(cache)
@@ -182,44 +226,87 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
             todo[fp] = cfg.replace(progress=False)
 
     total = len(todo)
-    t0 = time.perf_counter()
+    jobs = {fp: cfg.to_dict() for fp, cfg in todo.items()}
+    ray_owned = False
+    if not total:
+        outcomes = iter(())
+        where = "nothing"
+    elif backend == "ray":
+        ray_owned = fanout.connect_ray(workers)
+        outcomes = fanout.ray_tasks(jobs, cpus_per_run, _gpu_shares(todo, gpus_per_run))
+        where = f"Ray ({os.environ.get('RAY_ADDRESS') or 'local cluster'})"
+    elif workers <= 1 or total == 1:
+        outcomes, where = fanout.serial(jobs), "this process"
+    else:
+        outcomes, where = fanout.process_pool(jobs, workers), f"{min(workers, total)} processes"
     if verbose:
-        nproc = min(max(workers, 1), max(total, 1))
         _log(f"[{label}] {len(keys)} configurations, {len(set(keys))} distinct: {len(records)} cached, "
-             f"{total} to run on {nproc} process(es); cache {cache}")
+             f"{total} to run on {where}; cache {cache}")
 
-    def done(i: int, fp: str, record: dict) -> None:
-        records[fp] = record
-        if verbose:
-            elapsed = time.perf_counter() - t0
-            _log(f"[{label}] {i:>4}/{total} {_describe(todo[fp])}: {_outcome(record)} "
-                 f"({record.get('summary', {}).get('wall_s', 0.0):.1f}s; {elapsed:.0f}s elapsed)")
+    t0 = time.perf_counter()
+    failures: dict[str, str] = {}
+    bar = _bar(total, label, verbose)
+    try:
+        for i, (fp, outcome) in enumerate(outcomes, 1):
+            bar.update(1)
+            why = _failure(outcome, fp)
+            if why is not None:
+                failures[fp] = f"{_describe(todo[fp])}: {why}"
+                if verbose:
+                    _log(f"[{label}] {i:>4}/{total} {_describe(todo[fp])}: FAILED ({why})")
+                continue
+            write_record_atomic(record_path(cache, fp), outcome)
+            records[fp] = outcome
+            if verbose:
+                _log(f"[{label}] {i:>4}/{total} {_describe(todo[fp])}: {_outcome(outcome)} "
+                     f"({outcome.get('summary', {}).get('wall_s', 0.0):.1f}s; "
+                     f"{time.perf_counter() - t0:.0f}s elapsed)")
+    finally:
+        bar.close()
+        if ray_owned:                                           # a session this call opened: close it
+            import ray
 
-    if total and (workers <= 1 or total == 1):
-        for i, (fp, cfg) in enumerate(todo.items(), 1):
-            try:
-                done(i, fp, _run_and_store(cfg.to_dict(), str(cache)))
-            except Exception as exc:
-                raise RuntimeError(f"run failed: {_describe(cfg)} (fingerprint {fp}): {exc}") from exc
-    elif total:
-        ctx = mp.get_context("spawn")
-        with cf.ProcessPoolExecutor(max_workers=min(workers, total), mp_context=ctx,
-                                    initializer=_init_worker) as pool:
-            futures = {pool.submit(_run_and_store, cfg.to_dict(), str(cache)): fp for fp, cfg in todo.items()}
-            try:
-                for i, fut in enumerate(cf.as_completed(futures), 1):
-                    fp = futures[fut]
-                    try:
-                        done(i, fp, fut.result())
-                    except Exception as exc:
-                        raise RuntimeError(f"run failed: {_describe(todo[fp])} (fingerprint {fp}): {exc}") from exc
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
+            ray.shutdown()
     if verbose and total:
-        _log(f"[{label}] done: {total} run(s) in {time.perf_counter() - t0:.1f}s")
+        _log(f"[{label}] done: {total - len(failures)} run(s) in {time.perf_counter() - t0:.1f}s"
+             + (f", {len(failures)} failed" if failures else ""))
+    if failures:
+        raise RunsFailed(failures, total)
     return [records[fp] for fp in keys]
+
+
+def _failure(outcome: dict | BaseException, fp: str) -> str | None:
+    """Why a run's outcome is not a record to cache (None when it is one)."""
+    if isinstance(outcome, BaseException):
+        return f"{type(outcome).__name__}: {outcome}".strip().splitlines()[0]
+    if not isinstance(outcome, dict) or outcome.get("fingerprint") != fp:
+        return "the worker returned a record of another configuration"
+    return None
+
+
+def _gpu_shares(todo: Mapping[str, RunConfig], gpus_per_run: float | str) -> dict[str, float]:
+    """GPUs each Ray task declares: the number given, or (auto) a share sized from the measured peak memory."""
+    from fedlib import fanout
+
+    if gpus_per_run != "auto":
+        return {fp: float(gpus_per_run) for fp in todo}
+    if fanout.cluster_gpus() == 0:
+        return {fp: 0.0 for fp in todo}
+    from fedlib.estimate import measured_memory
+
+    shares = {}
+    for fp, cfg in todo.items():
+        if cfg.device == "cpu":
+            shares[fp] = 0.0
+            continue
+        shares[fp] = fanout.gpu_share(*measured_memory(cfg))
+    return shares
+
+
+def _bar(total: int, label: str, verbose: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=label, unit="run", disable=not (verbose and total and sys.stderr.isatty()))
 
 
 def _log(msg: str) -> None:
@@ -237,5 +324,5 @@ def grid(base: Mapping[str, Any], **axes: Iterable[Any]) -> list[dict]:
     return out
 
 
-__all__ = ["fingerprint", "grid", "load_cached", "record_path", "resolve_config", "run_many", "source_hash",
-           "write_record_atomic"]
+__all__ = ["RunsFailed", "fingerprint", "grid", "load_cached", "record_path", "resolve_config", "run_many",
+           "source_hash", "well_formed", "write_record_atomic"]

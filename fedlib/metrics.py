@@ -26,7 +26,8 @@ def divergence_reason(train_loss: float, model_finite: bool, initial_loss: float
 
 
 def rounds_to_target(records: list[dict], target: float | None) -> int | None:
-    """First round whose evaluated global test accuracy is >= target (spec A13); None if never reached."""
+    """First round whose evaluated global test accuracy is >= target (A13 in docs/papers/fadamgt.md); None if never
+    reached."""
     if target is None:
         return None
     for rec in records:

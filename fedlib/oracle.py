@@ -9,6 +9,10 @@ kernels sum in different orders), so a whole run is bit-identical only on the sa
 * ``loop``: a plain Python loop over clients with autograd (faster for small CPU convolutions, and the fallback
   for models vmap cannot batch).
 
+Trainable subset: the flat vector holds only the parameters that require grad (e.g. a LoRA model's adapters and
+head). The frozen rest is not client state: `functional_call` reads it from the one shared module, unbatched under
+vmap and uncopied in the loop, so a cohort of C clients costs C x d values, never C copies of the frozen base.
+
 GPU options (docs/scale.md): ``chunk_size`` vmaps over that many clients at a time (bounds activation memory, same
 numbers); ``autocast`` runs forward/backward in bf16 (or with TF32 matmuls/convolutions) while parameters, gradients
 and all algorithm state stay float32. Nothing here reads a device value back to the host: `evaluate` accumulates
@@ -66,11 +70,13 @@ class Oracle:
         self.shapes = [p.shape for _, p in named]
         self.numels = [p.numel() for _, p in named]
         self.d = sum(self.numels)
+        self.frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)   # shared, not client state
         self.buffers = dict(model.named_buffers())
         self.stateful = hasattr(model, "initial_state")     # forward((x, state, masks)) -> (output, next state)
 
     # -------------------------------------------------------------- flat <-> module parameters
     def flat_params(self) -> Tensor:
+        """The trainable parameters as one vector, in `self.names` order."""
         return torch.cat([p.detach().reshape(-1) for p in self.model.parameters() if p.requires_grad])
 
     def unflatten(self, flat: Tensor) -> dict[str, Tensor]:

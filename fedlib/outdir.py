@@ -6,8 +6,9 @@
 * **Lock.** `out/.fedlib.lock` is held with an exclusive, non-blocking `flock` for the whole run. A second process on
   the same directory is refused at once (`OutputError`, CLI exit 2) instead of racing for `checkpoint.pt` and
   `result.json`. The lock file is removed on exit; the inode check on acquisition keeps that race-free.
-* **Before round 1.** A probe file is written, synced and removed, and the free space is compared with what the run
-  will write (checkpoints and the record), so an unwritable or full directory is refused before any compute.
+* **Before round 1.** Temporary files a killed run left are removed. A probe file is written, synced and removed, and
+  the free space is compared with what the run will write (checkpoints and the record), so an unwritable or full
+  directory is refused before any compute.
 * **On failure.** Directories this call created are removed again when nothing was written into them, so a refused
   or crashed run leaves no empty `--out` behind; anything already written (a checkpoint to resume from) is kept.
 """
@@ -107,6 +108,14 @@ def _unlock(out: Path, fh) -> None:
         fh.close()
 
 
+def _remove_orphans(out: Path) -> None:
+    """Delete temporary files a killed run left (`.<name>.<random>.<pid>.tmp`): while we hold the lock no other run
+    writes here, so every such file is an orphan."""
+    for tmp in out.glob(".*.tmp"):
+        if tmp.name.startswith((".checkpoint.pt.", ".result.json.", ".fedlib-probe.")) and tmp.is_file():
+            tmp.unlink(missing_ok=True)
+
+
 def _check_writable(out: Path, need_bytes: int) -> None:
     try:
         fd, probe = tempfile.mkstemp(dir=out, prefix=".fedlib-probe.", suffix=f".{os.getpid()}.tmp")
@@ -134,6 +143,7 @@ def claimed(out: str | Path, need_bytes: int = 0) -> Iterator[Path]:
     fh = None
     try:
         fh = _lock(out)
+        _remove_orphans(out)
         _check_writable(out, need_bytes)
         yield out
     finally:

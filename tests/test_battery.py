@@ -540,41 +540,61 @@ def test_blowup_without_overflow_is_diverged(tmp_path, capsys):
     assert "initial loss" in s["divergence"]["reason"] and s["divergence"]["initial_loss"] > 0
 
 
+def test_temporary_names_are_unique_and_json_is_strict(tmp_path, monkeypatch):
+    import fedlib.jsonio as jsonio
+
+    names, real = [], os.replace
+    monkeypatch.setattr(jsonio.os, "replace", lambda src, dst: names.append(Path(src).name) or real(src, dst))
+    jsonio.write_json_atomic(tmp_path / "r.json", {"loss": float("nan"), "xs": [float("inf"), 1.5]})
+    assert strict_json(tmp_path / "r.json") == {"loss": None, "xs": [None, 1.5]}
+    jsonio.write_json_atomic(tmp_path / "r.json", {"loss": 1.0})
+    assert len(set(names)) == 2 and all(n.startswith(".r.json.") and n.endswith(f".{os.getpid()}.tmp") for n in names)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
 # ================================================================================ second processes
 def _fedlib(*args: str, env: dict | None = None, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "fedlib.cli", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}, **kw)
 
 
-def test_second_process_on_same_out_is_refused(tmp_path):
+def test_second_run_on_same_out_is_refused_while_the_first_runs(tmp_path, capsys):
     out = tmp_path / "o"
-    slow = _fedlib("run", "--out", str(out), *argv(rounds=400, n_clients=20, clients_per_round=10,
-                                                  local_steps=5))
+    first = _fedlib("run", "--out", str(out), *argv(rounds=400, n_clients=20, clients_per_round=10, local_steps=5))
     try:
-        for _ in range(600):                                   # wait until the first run holds the lock
-            if (out / outdir.LOCK).exists() and (out / outdir.LOCK).read_text().strip():
-                break
-            if slow.poll() is not None:
-                pytest.fail(f"first run ended early: {slow.communicate()}")
-            time.sleep(0.05)
-        second = _fedlib("run", "--out", str(out), *argv())
-        _, err = second.communicate(timeout=120)
-        assert second.returncode == 2
-        assert len(err.strip().splitlines()) == 1 and "in use by another fedlib run" in err
+        deadline = time.time() + 120
+        while not ((out / outdir.LOCK).exists() and (out / outdir.LOCK).read_text().strip()):
+            assert first.poll() is None and time.time() < deadline, first.communicate()
+            time.sleep(0.02)
+        code, err = call(["run", "--out", str(out), *argv()], capsys)         # a second run, in this process
+        assert_refused(code, err, 2, "in use by another fedlib run", f"pid {first.pid}")
+        assert first.poll() is None                                          # the first run goes on undisturbed
     finally:
-        slow.kill()
-        slow.communicate()
+        first.kill()
+        first.communicate()
     assert not (out / "result.json").exists()
 
 
-def test_console_script_failures_have_no_traceback(tmp_path):
-    cfg = tmp_path / "c.yaml"
-    cfg.write_bytes(b"\xff\xfe")
-    cases = [(["run", "--out", str(tmp_path / "a"), "algorithm=zzz"], 2),
-             (["run", "--config", str(cfg), "--out", str(tmp_path / "b")], 2),
-             (["run", "--out", str(tmp_path / "c"), *argv(**MNIST_RUN, data_dir=mnist_folder(tmp_path / "d",
-                                                                                          kind="labels"))], 3)]
-    for args, code in cases:
-        proc = _fedlib(*args)
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == code and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+def test_console_script_failure_has_no_traceback(tmp_path):
+    root = mnist_folder(tmp_path / "d", kind="labels")
+    proc = _fedlib("run", "--out", str(tmp_path / "c"), *argv(**MNIST_RUN, data_dir=root))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "c").exists()
+
+
+# ================================================================================ set-up
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_setup_refuses_old_python_in_one_line(tmp_path):
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(repo / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    shutil.copy(repo / "pyproject.toml", tmp_path / "pyproject.toml")
+    fake = tmp_path / "python3.9"
+    fake.write_text('#!/bin/bash\nif [[ "$2" == *version_info* ]]; then exit 1; fi\necho 3.9.18\n')
+    fake.chmod(0o755)
+    for python, words in ((str(fake), ["needs Python >= 3.11", "3.9.18"]), ("no-such-python", ["not found"])):
+        proc = subprocess.run(["bash", str(tmp_path / "scripts" / "setup.sh")], capture_output=True, text=True,
+                              env={**os.environ, "PYTHON": python}, timeout=60)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert all(w in proc.stderr for w in words) and not (tmp_path / ".venv").exists()

@@ -1,4 +1,4 @@
-"""T11: communication accounting (spec paper_fadamgt.md §2.2, §3.1, pitfall 10)."""
+"""T11: communication accounting (docs/papers/fadamgt.md §2.2 and §3)."""
 from __future__ import annotations
 
 import pytest
@@ -33,7 +33,7 @@ TABLE1_COMMUNICATION = {
     "fadamet":   ["1381.6 ± 109.4", "1855.9 ± 61.6", "549.5 ± 22.4"],
     "fadamgt":   ["1085.0 ± 58.9", "1133.1 ± 57.0", "231.9 ± 15.3"],
 }
-# the one printed cell that is not c × iterations (spec §2.2, pitfall 18): 5 × 198.75 = 993.75 -> 993.8
+# the one printed cell that is not c × iterations (docs/papers/fadamgt.md §3): 5 × 198.75 = 993.75 -> 993.8
 # (5 × the printed 198.8 = 994.0); the paper prints 988.8. Do not "fix" the reference table.
 KNOWN_TYPOS = {("fedlada", 2): "993.8"}
 

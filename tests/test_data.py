@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import gzip
+import os
 import pickle
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import torch
 import fedlib.data as D
 from fedlib.data import images, transforms
 
-MNIST_T10K = Path("/work/shared/data/mnist-t10k")
+MNIST_T10K = Path(os.environ.get("FEDLIB_MNIST_T10K") or "/nonexistent")    # set by tests/conftest.py when found
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,9 @@ def test_registry_contract():
                 "mnist": ("cnn", False), "fashion_mnist": ("cnn", False), "cifar10": ("resnet18", False),
                 "cifar100": ("resnet18", False), "svhn": ("resnet18", False), "tinyimagenet": ("resnet18", False),
                 "counterexample": ("piecewise1d", True), "pydoc_text": ("lstm_small", True),
-                "wikitext2": ("lstm_wt2", False)}
+                "wikitext2": ("lstm_wt2", False),
+                "pydoc_topics": ("tiny_gpt2_lora", True), "20newsgroups": ("gpt2_lora", False),
+                "sst2": ("gpt2_lora", False), "qqp": ("gpt2_lora", False), "qnli": ("gpt2_lora", False)}
     assert {n: (s.default_model, s.offline) for n, s in D.DATASETS.items()} == expected
     assert all(s.name == n and s.description and callable(s.load) for n, s in D.DATASETS.items())
     with pytest.raises(ValueError, match="unknown dataset 'digit'"):
@@ -265,7 +268,9 @@ def test_cifar_and_svhn_raw_readers(tmp_path):
     assert np.array_equal(sv.x_train[2, 1].numpy(), x[:, :, 1, 2])
 
 
-@pytest.mark.skipif(not (MNIST_T10K / "t10k-images-idx3-ubyte.gz").is_file(), reason="MNIST t10k files absent")
+@pytest.mark.skipif(not (MNIST_T10K / "t10k-images-idx3-ubyte.gz").is_file(),
+                    reason="MNIST t10k files absent: set FEDLIB_MNIST_T10K to a folder holding t10k-images-idx3-ubyte.gz "
+                           "and t10k-labels-idx1-ubyte.gz")
 def test_mnist_idx_files(tmp_path):
     xs = images.read_idx(MNIST_T10K / "t10k-images-idx3-ubyte.gz")
     ys = images.read_idx(MNIST_T10K / "t10k-labels-idx1-ubyte.gz")

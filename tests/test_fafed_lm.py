@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from fedlib.data import DatasetUnavailable, load_dataset
-from fedlib.data import text as T
+from fedlib.data import token_stream as T
 from fedlib.data.partition import stream_chunks
 from fedlib.engine import Simulation, run
 from fedlib.models import build_model, num_params

@@ -61,6 +61,32 @@ def test_fedmim_alpha1_only_equals_fedcm():
     assert float((mim.server["x"] - default.server["x"]).abs().max()) > 1e-4
 
 
+@pytest.mark.parametrize("point", ["gradient", "iterate"])
+def test_one_local_step_by_hand(point):
+    """x = 1, stored displacement x_t - x_{t-1} = -0.2 (K = 2, so δ_t = 0.1), α = (0.5,), β = (0.4,), A = 0.5,
+    η_l = 0.1, wd = 0.5, gradient g(y) = y:  m_a = 0.05, m_b = 0.04, y2 = 0.96,
+    gradient point:  x' = 1 - 0.05 - 0.05·(0.96 + 0.5·0.96) = 0.878;   iterate:  ... (0.96 + 0.5·1) = 0.877."""
+    from fedlib.algorithms import fedmim
+    from fedlib.algorithms.base import RoundContext
+    from fedlib.config import RunConfig
+
+    cfg = RunConfig.from_dict({"algorithm": "fedmim", "lr": 0.1, "weight_decay": 0.5, "mim_alpha": (0.5,),
+                               "mim_beta": (0.4,), "mim_wd_point": point})
+    ctx = RoundContext(cfg=cfg, round=2, n=1, cohort=torch.tensor([0]), steps=torch.tensor([2]),
+                       weights=torch.ones(1), generator=torch.Generator())
+    server = {"x": torch.ones(1, dtype=torch.float64), "disp": torch.tensor([[-0.2]], dtype=torch.float64)}
+    local = fedmim.client_begin(server, {}, ctx)
+    seen = []
+
+    def grad_fn(points):
+        seen.append(float(points))
+        return torch.zeros(1), points.clone()
+
+    out = fedmim.client_step(local, grad_fn, server, ctx, 0)
+    assert seen == [pytest.approx(0.96)]
+    assert float(out["x"]) == pytest.approx(0.878 if point == "gradient" else 0.877)
+
+
 def test_j1_reductions():
     """Zero-padded J = 2 weights are the J = 1 method; the literal index (A1 b) is the recent one shifted by one."""
     j1 = advance({**DIGITS, "algorithm": "fedmim", "mim_alpha": (0.5,), "mim_beta": (0.8,)})
@@ -88,17 +114,33 @@ def test_sam_calls_the_oracle_twice_per_step_on_the_same_batch(monkeypatch):
     original = sim.oracle.__class__.__call__
 
     def spy(self, params, x, y):
-        calls.append((x.data_ptr(), params.clone()))
-        return original(self, params, x, y)
+        out = original(self, params, x, y)
+        calls.append((x.data_ptr(), params.clone(), out[1]))
+        return out
 
     monkeypatch.setattr(sim.oracle.__class__, "__call__", spy)
     rec = sim.run_round()
     steps = int(sim.local_steps(torch.arange(rec["cohort_size"])).max())
     assert len(calls) == 2 * steps
-    for (ptr_a, p_a), (ptr_b, p_b) in zip(calls[::2], calls[1::2]):
+    for (ptr_a, p_a, g_a), (ptr_b, p_b, _) in zip(calls[::2], calls[1::2]):
         assert ptr_a == ptr_b                                    # the same minibatch tensor
-        norms = torch.linalg.vector_norm(p_b - p_a, dim=1)       # perturbed by exactly ρ = 0.1 per client
-        torch.testing.assert_close(norms, torch.full_like(norms, 0.1), rtol=1e-4, atol=1e-6)
+        step = p_b - p_a                                         # ascent by exactly ρ = 0.1 along +g per client
+        torch.testing.assert_close(torch.linalg.vector_norm(step, dim=1), torch.full((step.shape[0],), 0.1),
+                                   rtol=1e-4, atol=1e-6)
+        cos = torch.nn.functional.cosine_similarity(step, g_a, dim=1)
+        torch.testing.assert_close(cos, torch.ones_like(cos), rtol=1e-4, atol=1e-4)
+
+
+def test_fedcm_weight_decay_inside_or_outside_by_hand():
+    """g = 1, x = 2, Δ = 3, a = 0.1, wd = 0.5: inside 0.1·(1 + 1) + 0.9·3 = 2.9; outside 0.1 + 2.7 + 1.0 = 3.8."""
+    from fedlib.algorithms.fedcm import momentum_direction
+    from fedlib.config import RunConfig
+
+    one = torch.ones(1, 1)
+    for where, expected in (("inside", 2.9), ("outside", 3.8)):
+        cfg = RunConfig.from_dict({"algorithm": "fedcm", "weight_decay": 0.5, "fedcm_wd": where})
+        ctx = type("Ctx", (), {"cfg": cfg, "hp": cfg.hp})()
+        assert float(momentum_direction(one, 2 * one, 3 * one, ctx)) == pytest.approx(expected)
 
 
 # ---------------------------------------------------------------------------------------------- FedDyn
@@ -130,8 +172,9 @@ def test_feddyn_server_adds_the_mean_dual_correction(monkeypatch):
 
 # ---------------------------------------------------------------------------------------------- lr decay, clipping
 def lstsq_by_hand(sim: Simulation, rounds: int, lr: float, decay: float, clip: float | None, K: int,
-                  alpha: tuple[float, ...], beta: tuple[float, ...]) -> np.ndarray:
-    """FedMIM on the least-squares task in float64 numpy: full batch, full participation, per-client clipping."""
+                  alpha: tuple[float, ...], beta: tuple[float, ...], wd: float) -> np.ndarray:
+    """FedMIM on the least-squares task in float64 numpy: full batch, full participation, per-client clipping of
+    the loss gradient, then coupled weight decay at the gradient point y2."""
     A_all = sim.data.x_train.double().numpy()
     y_all = sim.data.y_train.double().numpy()
     ids = sim.data.client_ids
@@ -152,7 +195,7 @@ def lstsq_by_hand(sim: Simulation, rounds: int, lr: float, decay: float, clip: f
                 g = np.concatenate([Aj.T @ r, [r.sum()]]) / len(bj)
                 if clip is not None:
                     g = g * min(1.0, clip / (np.linalg.norm(g) + 1e-6))
-                xi = xi - m_a - A * eta * g
+                xi = xi - m_a - A * eta * (g + wd * y2)
             new.append(xi)
         x_next = np.mean(new, axis=0)
         disp = [x_next - x] + disp[:-1]
@@ -162,16 +205,25 @@ def lstsq_by_hand(sim: Simulation, rounds: int, lr: float, decay: float, clip: f
 
 def test_lr_decay_and_clipping_follow_the_hand_computation():
     base = dict(dataset="lstsq", partition="natural", n_clients=10, clients_per_round=10, batch_size=20,
-                local_steps=3, lr=0.05, lr_decay=0.5, clip_norm=1.0, rounds=4, algorithm="fedmim",
+                local_steps=3, lr=0.05, lr_decay=0.5, clip_norm=1.0, weight_decay=0.05, rounds=4, algorithm="fedmim",
                 mim_alpha=(0.6, 0.3), mim_beta=(0.9, 0.1), progress=False, oracle="loop", eval_every=50)
     sim = advance(base)
-    hand = lstsq_by_hand(sim, 4, 0.05, 0.5, 1.0, 3, (0.6, 0.3), (0.9, 0.1))
+    hand = lstsq_by_hand(sim, 4, 0.05, 0.5, 1.0, 3, (0.6, 0.3), (0.9, 0.1), 0.05)
     np.testing.assert_allclose(sim.server["x"].double().numpy(), hand, rtol=1e-5, atol=1e-6)
     assert [r["lr"] for r in sim.records] == [0.05, 0.025, 0.0125, 0.00625]
     # both switches matter on this case: without them the hand computation moves away
     for clip, decay in ((None, 0.5), (1.0, 1.0)):
-        other = lstsq_by_hand(sim, 4, 0.05, decay, clip, 3, (0.6, 0.3), (0.9, 0.1))
+        other = lstsq_by_hand(sim, 4, 0.05, decay, clip, 3, (0.6, 0.3), (0.9, 0.1), 0.05)
         assert np.abs(other - hand).max() > 1e-3
+
+
+def test_k_per_client_matters_only_when_step_counts_differ():
+    """A23: with equal step counts `mim_k=client` is `round` bit for bit; with epochs over unequal clients not."""
+    fixed = {**DIGITS, "algorithm": "fedmim"}
+    assert same_trajectory(advance(fixed), advance({**fixed, "mim_k": "client"}))
+    epochs = {**fixed, "partition": "dirichlet", "min_client_size": 20, "local_epochs": 0.2, "rounds": 3}
+    a, b = advance(epochs), advance({**epochs, "mim_k": "client"})
+    assert float((a.server["x"] - b.server["x"]).abs().max()) > 1e-5
 
 
 # ---------------------------------------------------------------------------------------------- resume, comm

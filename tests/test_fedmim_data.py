@@ -84,6 +84,9 @@ def test_perturb_colour_by_hand():
     assert torch.allclose(flat.flatten(), torch.full((3,), gray))
     half = perturb_colour(x, torch.tensor([[1.0, 0.5]]))
     assert torch.allclose(half.flatten(), 0.5 * x.flatten() + 0.5 * gray)
+    both = perturb_colour(x, torch.tensor([[1.5, 0.5]]))                             # brightness clamps first
+    lit = torch.tensor([0.3, 0.6, 1.0])
+    assert torch.allclose(both.flatten(), 0.5 * lit + 0.5 * (0.299 * 0.3 + 0.587 * 0.6 + 0.114 * 1.0))
 
 
 COLOUR = dict(dataset="cifar_shaped", model="linear", n_clients=10, clients_per_round=4, rounds=1, local_steps=1,

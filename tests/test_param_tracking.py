@@ -1,4 +1,4 @@
-"""Parameter-tracking family (LocalAdam, FedLADA, FAdamET, FAdamGT): spec paper_fadamgt.md §4.5 tests T1-T10.
+"""Parameter-tracking family (LocalAdam, FedLADA, FAdamET, FAdamGT): tests T1–T10 of docs/papers/fadamgt.md §5.
 
 Small deterministic quadratic clients f_i(x) = ½ (x − b_i)ᵀ diag(a_i) (x − b_i) with exact gradients are driven
 through the algorithm protocol by a hand-written round loop that mirrors fedlib.engine (same masking helper); the

@@ -1,4 +1,5 @@
-"""The paper's local Adam primitive, written by hand as pure functions (spec §1.1, Alg. 1 lines 13-16).
+"""The paper's local Adam primitive, written by hand as pure functions (docs/papers/fadamgt.md §1.1, Alg. 1
+lines 13-16).
 
     m  <- β1·m + (1−β1)·ĝ
     v  <- β2·v + (1−β2)·ĝ⊙ĝ
@@ -11,7 +12,7 @@ functions, so a change here changes all four the same way.
 
 All functions work on any shape; the federated callers pass cohort tensors [C, d].
 
-Round bookkeeping of v̂ (spec A1, `cfg.vhat_init`):
+Round bookkeeping of v̂ (A1 in docs/papers/fadamgt.md, `cfg.vhat_init`):
   v1  v̂^(t,1) = v_i^(t)                 the max restarts each round from the persisted v     (recommended)
   v2  v̂_i persisted per client across rounds (its own [n, d] state, initialised to 0)
   v3  v̂^(t,1) = 0
@@ -58,7 +59,7 @@ def adam_update(m: Tensor, v: Tensor, vhat: Tensor, g: Tensor, cfg) -> tuple[Ten
     return m, v, vhat, direction(m, vhat, cfg.eps)
 
 
-# ---- weight decay (spec A8) ---------------------------------------------------------------------
+# ---- weight decay (A8) ---------------------------------------------------------------------
 
 def coupled_grad(grad: Tensor, x: Tensor, cfg) -> Tensor:
     """The 'raw' gradient every method feeds into tracking/moments: g + wd·x under coupled decay."""
@@ -75,7 +76,7 @@ def apply_step(x: Tensor, step_dir: Tensor, lr: float, cfg) -> Tensor:
     return new
 
 
-# ---- v̂ round bookkeeping (spec A1) --------------------------------------------------------------
+# ---- v̂ round bookkeeping (A1) --------------------------------------------------------------
 
 def _mode(cfg) -> str:
     mode = getattr(cfg, "vhat_init", "v1")
@@ -86,7 +87,7 @@ def _mode(cfg) -> str:
 
 
 def init_client_moments(n: int, x0: Tensor, cfg) -> dict[str, Tensor]:
-    """Persistent per-client Adam state for all n clients: v_i^(1) = 0 (spec A4) and, under v2, v̂_i = 0."""
+    """Persistent per-client Adam state for all n clients: v_i^(1) = 0 (A4) and, under v2, v̂_i = 0."""
     d = x0.numel()
     state = {"v": torch.zeros(n, d, dtype=x0.dtype, device=x0.device)}
     if _mode(cfg) == "v2":

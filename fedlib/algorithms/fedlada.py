@@ -1,4 +1,4 @@
-"""FedLADA (Sun et al. 2023), the reading of spec §1.8 [PAPER partial + INFER].
+"""FedLADA (Sun et al. 2023), the reading described in docs/papers/fadamgt.md §1.8.
 
     server state: x, g_α (global offset, g_α^(1) = 0), v̄ (server-averaged second moment, v̄^(1) = 0)
     round t, every i ∈ S^t receives x^(t), g_α^(t), v̄^(t)                                          (3 vectors ↓)
@@ -9,7 +9,7 @@
       upload x_i − x^(t) and v_i (v̂_i under v4)                                                     (2 vectors ↑)
     server:  x^(t+1) = x^(t) + η_g Σ_c w_c (x_c − x^(t))
              g_α^(t+1) = Σ_c w_c (x^(t) − x_c) / (η_l K_c)     mean applied local direction of the round
-                       = (x^(t) − x^(t+1)) / (η_g η_l K)      when all K_c = K (spec §1.8)
+                       = (x^(t) − x^(t+1)) / (η_g η_l K)      when all K_c = K (§1.8)
              v̄^(t+1)  = Σ_c w_c v_c
 Communication: 5 vectors per participating client per round (Table 1 ratio 4.9997).
 """

@@ -39,16 +39,20 @@ def defaults_of(cls) -> dict[str, Any]:
     return {name: _plain(f.default) for name, f in fields_of(cls).items()}
 
 
-def build(cls, values: Mapping[str, Any], algorithm: str):
-    """Coerce and validate `values` into an instance of `cls`; ConfigError names the key and what is allowed."""
+def build(cls, values: Mapping[str, Any], algorithm: str, owner: str = "algorithm"):
+    """Coerce and validate `values` into an instance of `cls`; ConfigError names the key and what is allowed.
+
+    `owner` names what `cls` belongs to in messages: an algorithm's hyperparameters, or a model's options
+    (fedlib/models uses the same dataclasses for its settings)."""
     from fedlib.config import ConfigError, coerce_value
 
     known = fields_of(cls)
+    noun = "hyperparameter" if owner == "algorithm" else "option"
     for key in values:
         if key not in known:
             allowed = ", ".join(known) or "none"
-            raise ConfigError(f"'{key}' is not a hyperparameter of algorithm={algorithm}; its hyperparameters: "
-                              f"{allowed}")
+            raise ConfigError(f"'{key}' is not a{'n' if noun == 'option' else ''} {noun} of {owner}={algorithm}; "
+                              f"its {noun}s: {allowed}")
     hints = _hints(cls)
     kwargs = {key: coerce_value(key, raw, hints[key]) for key, raw in values.items()}
     inst = cls(**kwargs) if cls is not None else None

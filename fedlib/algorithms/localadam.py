@@ -1,4 +1,4 @@
-"""LocalAdam (spec §1.7, reading L1): FedAvg with the paper's local Adam primitive.
+"""LocalAdam (docs/papers/fadamgt.md §1.7, reading L1): FedAvg with the paper's local Adam primitive.
 
 Per round, every cohort client starts at x^(t) with m = 0 and its own persisted v_i (v̂ per `cfg.vhat_init`, A1),
 takes K_i steps x ← x − η_l·Δ with Δ = m/(sqrt(v̂)+ε) (AMSGrad max, no bias correction), uploads x_i − x^(t) and

@@ -1,4 +1,4 @@
-"""FAdamET and FAdamGT: federated Adam with parameter tracking (spec §1.2-1.5, Algorithm 1).
+"""FAdamET and FAdamGT: federated Adam with parameter tracking (docs/papers/fadamgt.md §1.2–1.5, Algorithm 1).
 
 Shared skeleton (state for ALL n clients: y_i and v_i [n, d]; server: x, y):
   round t:  S^t (engine), Y^t ⊆ S^t uniform without replacement, |Y^t| = min(cfg.Y, |S^t|), from ctx.generator
@@ -12,7 +12,7 @@ Shared skeleton (state for ALL n clients: y_i and v_i [n, d]; server: x, y):
   server: x ← x + η_g Σ_c w_c (x_c − x)        (w = ctx.weights, uniform 1/S by default: the paper's η_g/S)
           y ← y + (1/n) Σ_{i∈Y^t} (y_i⁺ − y_i)   (1/n, no η_g: keeps y = mean_i y_i, test T4)
 
-"Raw gradient" includes the coupled L2 term wd·x when wd_mode = "coupled" (spec A8). With tracking_size = 0 both
+"Raw gradient" includes the coupled L2 term wd·x when wd_mode = "coupled" (A8). With tracking_size = 0 both
 methods reduce bit-for-bit to LocalAdam (test T6): the correction is 0 and Y^t = ∅ (no random draw is made).
 Communication per participating client per round: x↓, y↓, Δx↑ from all of S^t, Δy↑ from Y^t only = 3 + Y/S.
 """
@@ -57,8 +57,8 @@ def _make(kind: str) -> AlgorithmSpec:
             from fedlib.config import ConfigError
             raise ConfigError(
                 f"tracking_init={init_mode!r} is not supported by fadam{kind}: a warm start needs every client's "
-                f"gradient at x^(1) before round 1, which the paper does not define (spec A3) and the algorithm "
-                f"protocol cannot compute at init; allowed: {', '.join(TRACKING_INITS)}")
+                f"gradient at x^(1) before round 1, which the paper does not define (A3 in docs/papers/fadamgt.md) and "
+                f"the algorithm protocol cannot compute at init; allowed: {', '.join(TRACKING_INITS)}")
         server = {"x": x0.clone(), "y": torch.zeros_like(x0)}
         clients = {"y": torch.zeros(n, x0.numel(), dtype=x0.dtype, device=x0.device),
                    **adam.init_client_moments(n, x0, cfg)}

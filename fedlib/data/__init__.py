@@ -16,10 +16,11 @@ from fedlib.data.partition import PARTITIONERS, PartitionerSpec, partition_datas
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.data.sources import OFFLINE_DATASETS
 from fedlib.data.text import TEXT_DATASETS
+from fedlib.data.token_stream import TOKEN_STREAM_DATASETS
 from fedlib.data.transforms import prepare_batch
 
 DATASETS: dict[str, DatasetSpec] = {s.name: s for s in (*OFFLINE_DATASETS, *IMAGE_DATASETS, COUNTEREXAMPLE,
-                                                        *TEXT_DATASETS)}
+                                                        *TEXT_DATASETS, *TOKEN_STREAM_DATASETS)}
 
 
 def default_data_dir() -> Path:

@@ -17,6 +17,7 @@ class FedDataset:
 
     Images stay uint8 [N, C, H, W] on the device; `prepare` turns a batch of any leading shape into normalised
     float input (and applies per-sample augmentation when asked). Tabular sets are float32 [N, F] already.
+    Text sets are int32 token ids [N, T], right-padded with `pad_id`, from the tokenizer named by `tokenizer`.
     """
 
     name: str
@@ -31,6 +32,9 @@ class FedDataset:
     client_ids: np.ndarray | None = None    # natural partition (e.g. the least-squares task), int [N_train]
     source: str = ""                      # where the data came from (package, HF hub id, raw files, generator)
     extras: dict | None = None         # task facts tests may use (e.g. the least-squares optimum)
+    vocab_size: int | None = None         # text only: token-id range [0, vocab_size)
+    pad_id: int | None = None             # text only: the padding id (GPT-2: pad = eos)
+    tokenizer: str | None = None          # text only: which tokenizer produced the ids (a hub id or a local name)
 
     @property
     def input_shape(self) -> tuple[int, ...]:

@@ -2,8 +2,9 @@
 
 Each label partitioner has the signature `fn(labels, n_clients, rng, **params) -> list[np.ndarray]` (int64
 indices into the train split). `partition_dataset` picks the inputs, passes only the parameters a partitioner
-declares, and builds the generator from the seed. See notes/reference_implementations.md c.9 for why the name of
-the sampler matters, not just alpha.
+declares, and builds the generator from the seed. The sampler behind a name matters, not just alpha: a per-label
+Dirichlet over clients (Hsu et al.) and a per-client Dirichlet class prior (FedDyn / FL-Simulator) give different
+splits at the same alpha, so each paper's sampler is its own partitioner.
 """
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ augmentation draws from an explicit `torch.Generator`.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -66,9 +67,24 @@ def perturb_colour(x: Tensor, factors: Tensor) -> Tensor:
 
 def normalise(x: Tensor, mean: tuple[float, ...], std: tuple[float, ...]) -> Tensor:
     """(x - mean) / std per channel for [..., C, H, W] float input."""
-    m = torch.tensor(mean, dtype=x.dtype, device=x.device)[:, None, None]
-    s = torch.tensor(std, dtype=x.dtype, device=x.device)[:, None, None]
+    m, s = _channel_stats(tuple(mean), tuple(std), x.dtype, x.device)
     return (x - m) / s
+
+
+def trim_padding(x: Tensor, pad_id: int) -> Tensor:
+    """Cut the trailing columns of right-padded token ids [..., T] that are `pad_id` in every row (keeps >= 1)."""
+    used = (x != pad_id).reshape(-1, x.shape[-1]).any(0)
+    width = int(used.nonzero().max()) + 1 if bool(used.any()) else 1
+    return x[..., :width]
+
+
+@lru_cache(maxsize=32)
+def _channel_stats(mean: tuple[float, ...], std: tuple[float, ...], dtype: torch.dtype,
+                   device: torch.device) -> tuple[Tensor, Tensor]:
+    """[C, 1, 1] mean and std on the device, built once: a host-to-device copy per batch would make every local
+    step wait for the GPU."""
+    return (torch.tensor(mean, dtype=dtype, device=device)[:, None, None],
+            torch.tensor(std, dtype=dtype, device=device)[:, None, None])
 
 
 def prepare_batch(dataset: FedDataset, x: Tensor, augment: bool = False,
@@ -81,8 +97,12 @@ def prepare_batch(dataset: FedDataset, x: Tensor, augment: bool = False,
       and horizontal flip with p = 0.5, then per-channel (mean, std) normalisation -> `dtype` (float32 by
       default), same shape.
       Padding is applied to the [0, 1] image (black border), as torchvision's RandomCrop does before Normalize.
-    * float input (tabular features) passes through unchanged; integer non-uint8 input (token ids) too.
+    * float input (tabular features) passes through unchanged.
+    * token ids (a dataset with a `pad_id`) keep their values; trailing columns that are padding in every row are cut
+      (`trim_padding`), which changes no logit of a causal model with right padding and saves its compute.
     """
+    if dataset.pad_id is not None:
+        return trim_padding(x, dataset.pad_id)
     if x.dtype != torch.uint8:
         return x
     lead, chw = x.shape[:-3], x.shape[-3:]

@@ -8,6 +8,11 @@ can `torch.func.vmap` a `functional_call` over a cohort's stacked parameters.
 
 To add a model (an LSTM, GPT-2, ...), write a builder `(input_shape, num_classes, **options) -> nn.Module` and register
 it with `register(ModelSpec(name, description, builder))`.
+
+A model may own settings (`options`: a frozen dataclass of `hp(default, rule, doc)` fields, like an algorithm's
+hyperparameters). Users set them as flat keys (`fedlib run model=tiny_gpt2_lora lora_rank=8`); the run config keeps
+them in `cfg.model_options` (every default filled in by `resolve`) and the engine passes them to the builder, together
+with whatever `inputs(cfg, data)` derives from the run and its dataset (e.g. a text model's vocabulary size).
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from torch import nn
 
 from fedlib.models.cnn import build_cnn, build_cnn_mnist, build_lenet5
 from fedlib.models.fafed_cnn import build_cnn_fafed_cifar, build_cnn_fafed_fmnist, build_cnn_fafed_mnist
+from fedlib.models.gpt2_lora import GPT2LoRAOptions, TinyGPT2LoRAOptions, build_gpt2_lora, build_tiny_gpt2_lora
 from fedlib.models.linear import build_linear, build_mlp
 from fedlib.models.lstm import build_lstm_small, build_lstm_wt2
 from fedlib.models.objective import build_piecewise1d
@@ -37,6 +43,8 @@ class ModelSpec:
     name: str
     description: str
     builder: Builder
+    options: type | None = None                     # frozen dataclass of the model's own settings (hparams.hp)
+    inputs: Callable[..., dict] | None = None       # (cfg, data) -> extra builder kwargs derived from the run
 
     def build(self, input_shape: tuple[int, ...], num_classes: int, **options) -> nn.Module:
         if num_classes < 0:
@@ -53,6 +61,29 @@ def register(spec: ModelSpec) -> ModelSpec:
         raise ValueError(f"model '{spec.name}' is already registered")
     MODELS[spec.name] = spec
     return spec
+
+
+def _text_inputs(cfg, data) -> dict:
+    """What a token-id model takes from its dataset: vocabulary, pad id, tokenizer, and the hub cache directory."""
+    from pathlib import Path
+
+    from fedlib.config import ConfigError
+    from fedlib.data import default_data_dir
+
+    if data.vocab_size is None:
+        raise ConfigError(f"model={cfg.model} needs a text dataset (token ids); dataset={cfg.dataset} is not one")
+    root = Path(cfg.data_dir).expanduser() if cfg.data_dir else default_data_dir()
+    return {"vocab_size": data.vocab_size, "pad_id": data.pad_id, "tokenizer": data.tokenizer,
+            "cache_dir": root / "hf"}
+
+
+def model_kwargs(cfg, data) -> dict:
+    """The builder keyword arguments of run `cfg` on dataset `data`: its model options plus the model's inputs."""
+    spec = MODELS[cfg.model]
+    kwargs = dict(cfg.model_options)
+    if spec.inputs is not None:
+        kwargs.update(spec.inputs(cfg, data))
+    return kwargs
 
 
 for _spec in [
@@ -87,6 +118,10 @@ for _spec in [
               build_lstm_small),
     ModelSpec("mlp_small", "the 2NN shape with 32 hidden units: flattened input -> 32 -> 32 -> classes (3,466 params "
               "on 8x8 digits; FedAdam-SSM's embedded stand-in)", partial(build_mlp, hidden=32)),
+    ModelSpec("gpt2_lora", "pretrained GPT-2 (hub download) sequence classifier, LoRA + head trainable (PEFT); "
+              "token-id input", build_gpt2_lora, GPT2LoRAOptions, _text_inputs),
+    ModelSpec("tiny_gpt2_lora", "randomly initialised tiny GPT-2 sequence classifier, LoRA + head trainable (PEFT); "
+              "no download", build_tiny_gpt2_lora, TinyGPT2LoRAOptions, _text_inputs),
 ]:
     register(_spec)
 
@@ -108,4 +143,4 @@ def num_params(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-__all__ = ["MODELS", "ModelSpec", "build_model", "num_params", "register"]
+__all__ = ["MODELS", "ModelSpec", "build_model", "model_kwargs", "num_params", "register"]

@@ -10,7 +10,8 @@ Layout (He et al. 2016 BasicBlock, [2, 2, 2, 2], widths 64-128-256-512, adaptive
 Deviation from the papers: every BatchNorm is a `GroupNorm(num_groups, C)` (default 2 groups, as FL-Simulator's
 `models.py` and Reddi et al.'s FedOpt ResNet-18). GroupNorm has no running statistics, so the model is a pure function
 of its parameters -- required to vmap one forward over a cohort of clients' parameter vectors -- and there is no
-BN-buffer aggregation policy to choose (spec A11). The affine GN weight/bias have the same count as BN's, so d is
+BN-buffer aggregation policy to choose (A11 in docs/papers/fadamgt.md).
+The affine GN weight/bias have the same count as BN's, so d is
 unchanged. Parameter names follow torchvision (`conv1`, `bn1`, `layerX.Y.downsample.{0,1}`, `fc`; the norms keep
 the `bn` names) so a torchvision / FL-Simulator state_dict loads directly. Init follows torchvision: Kaiming-normal
 (fan_out, ReLU) convs, norm weight 1 / bias 0, default Linear. No in-place ops (ReLU and the residual add allocate).

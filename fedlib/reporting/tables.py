@@ -1,6 +1,6 @@
 """Cost tables from run records: rounds-to-target and communication-to-target, mean ± std over seeds.
 
-Conventions (spec §5 items 10–11, A20):
+Conventions (the FAdamGT paper's, A20 in docs/papers/fadamgt.md; other papers reuse them):
 * rounds-to-target = first evaluated round with global test accuracy >= target (from the engine's summary);
 * communication-to-target = the engine's cumulative d-vectors per participating client at that round
   (c_alg × rounds; not scaled by S/n);

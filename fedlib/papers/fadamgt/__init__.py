@@ -1,7 +1,8 @@
 """FAdamET / FAdamGT: adaptive federated optimisation with parameter tracking.
 
 The paper's account (settings, update rules, the ambiguities A1, ... this replication resolves) is
-docs/papers/fadamgt.md. Artefacts, in report order: Table 1 and Figures 2-4 (one module each).
+docs/papers/fadamgt.md (the PEFT part: docs/papers/fadamgt_lora.md). Artefacts, in report order: Table 1,
+Figures 2-4, Table 2 and Table C.1 (one module each).
 """
 from fedlib.reporting.artefact import Paper
 
@@ -12,4 +13,4 @@ PAPER = Paper(
     venue="Preprint (work in progress), Purdue University and IBM T. J. Watson Research Center",
     doc="docs/papers/fadamgt.md",
 )
-ARTEFACTS = ("table1", "fig2", "fig3", "fig4")
+ARTEFACTS = ("table1", "fig2", "fig3", "fig4", "table2", "table_c1")

@@ -1,0 +1,576 @@
+"""What runs will cost before paying for them: seconds per round of each distinct configuration x rounds x runs.
+
+    fedlib estimate fadamgt_table1                       # one artefact (its params.yaml section), embedded profile
+    fedlib estimate --profile paper                      # every artefact of every paper at paper scale
+    fedlib estimate --profile paper --remeasure --save   # time everything here and store it in the cost table
+    >>> rows = estimate_configs(list_of_runconfig_dicts)  # any list of runs
+
+Runs whose configurations differ only in what does not change the work of a round (seed, learning rates, targets,
+round caps, ... `PER_RUN_ONLY`) share one *cost configuration*. One round of a cost configuration costs
+    round_s (local steps, aggregation, metrics; no evaluation) + eval_s / eval_every,
+measured on this machine after a warm-up round, or read from the cost table (bench/costs.json, versioned, so the
+README can quote it) when it holds an entry for this device. GPU timings are wall time; CPU timings are the
+process's CPU time per torch thread, which is what the round takes on an idle machine (load stretches wall time, not
+work). On CPU, where time grows linearly with client-steps, a
+configuration whose round takes more than `CHEAP_S` is timed with at most `CPU_TIMED_CLIENTS` clients x
+`CPU_TIMED_STEPS` steps (out of `CPU_TIMED_POPULATION` clients, so the per-client state stays small) and
+`CPU_EVAL_IMAGES` test images and scaled up; on a GPU the real configuration is timed (and its peak memory kept).
+
+A run costs rounds x per-round cost, where rounds is the round cap, or (for runs that stop at a target) the paper's
+rounds to target when the artefact module knows it (`expected_rounds(config, settings)`). Datasets that are not on
+this machine are never downloaded: a generated stand-in of the same shape (input, classes, train/test sizes) is timed
+instead (`STAND_INS`), and the output says so.
+
+GPU-hours: measured on a GPU when run there. Without one, the estimate projects them from the work (FLOPs counted on
+the meta device: nothing is computed) at the throughput FL-Simulator's published V100 timing implies (`REFERENCE`:
+ResNet-18-GN, 10 clients x 50 steps x batch 50 plus evaluation of 60,000 images in 15.86 s), i.e. what a sequential
+peer framework would need on a V100.
+"""
+from __future__ import annotations
+
+import copy
+import datetime
+import hashlib
+import json
+import math
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fedlib.config import RunConfig
+
+COSTS_FILE = Path(__file__).resolve().parents[1] / "bench" / "costs.json"
+CHEAP_S = 1.0
+CPU_TIMED_CLIENTS, CPU_TIMED_STEPS, CPU_EVAL_IMAGES = 2, 2, 1000
+CPU_TIMED_POPULATION = 10            # clients of a scaled-down CPU timing (per-client state is n x d floats)
+
+#: RunConfig fields that never change the work of one round
+PER_RUN_ONLY = ("seed", "lr", "lr_decay", "server_lr", "weight_decay", "wd_mode", "beta1", "beta2", "eps",
+                "tracking_size", "tracking_init", "lada_alpha", "target_acc", "stop_at_target", "rounds", "eval_every",
+                "device", "progress", "checkpoint_every", "data_dir")
+#: ... nor do these, unless local_epochs makes the step count depend on the partition's client sizes
+PARTITION_ONLY = ("partition", "alpha", "classes_per_client", "similarity", "min_client_size")
+
+#: FL-Simulator's published timing (README): the throughput a sequential peer framework reaches on a V100
+REFERENCE = {"name": "V100 (FL-Simulator FedAvg, sequential clients)", "seconds_per_round": 15.86,
+             "model": "resnet18", "input_shape": (3, 32, 32), "num_classes": 10, "client_steps": 500, "batch": 50,
+             "eval_images": 60_000}
+
+
+# ---------------------------------------------------------------------------------------------- cost configurations
+def cost_key(cfg: RunConfig) -> dict[str, Any]:
+    """The fields of a resolved configuration that decide the work of one round, where they differ from RunConfig's
+    defaults (so a field added to RunConfig later leaves the keys of the cost table as they are)."""
+    defaults = RunConfig().to_dict()
+    drop = PER_RUN_ONLY + (PARTITION_ONLY if cfg.local_epochs is None else ())
+    return {k: v for k, v in cfg.to_dict().items()
+            if k not in drop and (v != defaults[k] or k in ("algorithm", "dataset", "model"))}
+
+
+def cost_id(cfg: RunConfig) -> str:
+    return hashlib.sha256(json.dumps(cost_key(cfg), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------------------------- stand-in datasets
+@dataclass(frozen=True)
+class StandIn:
+    """The shape of a dataset that is not on this machine: generated uint8 images with these sizes are timed."""
+
+    input_shape: tuple[int, ...]
+    num_classes: int
+    n_train: int
+    n_test: int
+
+
+STAND_INS: dict[str, StandIn] = {
+    "cifar10": StandIn((3, 32, 32), 10, 50_000, 10_000),
+    "cifar100": StandIn((3, 32, 32), 100, 50_000, 10_000),
+    "svhn": StandIn((3, 32, 32), 10, 73_257, 26_032),
+    "tinyimagenet": StandIn((3, 64, 64), 200, 100_000, 10_000),
+    "mnist": StandIn((1, 28, 28), 10, 60_000, 10_000),
+    "fashion_mnist": StandIn((1, 28, 28), 10, 60_000, 10_000),
+}
+
+
+def register_stand_in(name: str, stand_in: StandIn) -> None:
+    """Let `fedlib estimate` time a downloadable image dataset `name` without downloading it."""
+    STAND_INS[name] = stand_in
+
+
+def describe_stand_in(name: str) -> str:
+    s = STAND_INS[name]
+    return (f"{name} timed on a generated stand-in of its shape ({'x'.join(map(str, s.input_shape))}, "
+            f"{s.num_classes} classes, {s.n_train}/{s.n_test} images)")
+
+
+@lru_cache(maxsize=4)
+def stand_in_data(name: str):
+    """Random uint8 images and balanced labels with `name`'s shape (fixed seed; built once per process)."""
+    from fedlib.data import FedDataset
+
+    s = STAND_INS[name]
+    g = torch.Generator().manual_seed(0)
+
+    def split(n: int):
+        x = torch.randint(0, 256, (n, *s.input_shape), dtype=torch.uint8, generator=g)
+        y = (torch.arange(n) % s.num_classes)[torch.randperm(n, generator=g)]
+        return x, y
+
+    xtr, ytr = split(s.n_train)
+    xte, yte = split(s.n_test)
+    ch = s.input_shape[0]
+    return FedDataset(name=name, task="classification", x_train=xtr, y_train=ytr, x_test=xte, y_test=yte,
+                      num_classes=s.num_classes, mean=(0.5,) * ch, std=(0.25,) * ch,
+                      source=f"generated stand-in with {name}'s shape (cost estimate only)")
+
+
+def data_for(cfg: RunConfig):
+    """(dataset to time, note): the real one when it ships with fedlib, else a stand-in; never a download."""
+    from fedlib.config import ConfigError
+    from fedlib.data import DATASETS
+
+    if DATASETS[cfg.dataset].offline:
+        return None, None
+    if cfg.dataset not in STAND_INS:
+        raise ConfigError(f"dataset={cfg.dataset} is not on this machine and has no stand-in to time; allowed: "
+                          f"{', '.join(sorted(STAND_INS))} or an offline dataset (register_stand_in adds one)")
+    return stand_in_data(cfg.dataset), describe_stand_in(cfg.dataset)
+
+
+# ---------------------------------------------------------------------------------------------- timing one config
+def device_label(device: torch.device, threads: int) -> str:
+    if device.type == "cuda":
+        return f"cuda/{torch.cuda.get_device_name(device)}"
+    return f"cpu/{threads}t"
+
+
+class _CountingOracle:
+    """The engine's oracle, counting the client gradients it computes (rows of every cohort call)."""
+
+    def __init__(self, inner):
+        self.inner, self.rows = inner, 0
+
+    def __call__(self, params, x, y):
+        self.rows += int(params.shape[0])
+        return self.inner(params, x, y)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def _timed(device: torch.device, fn: Callable[[], Any]) -> float:
+    """Seconds `fn` takes: wall time on a GPU; on CPU the process's CPU time per torch thread, i.e. the time on an
+    idle machine (a busy shared machine stretches wall time, not the work done)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize(device)
+        return time.perf_counter() - start
+    start = time.process_time()
+    fn()
+    return (time.process_time() - start) / torch.get_num_threads()
+
+
+def _flops(sim) -> tuple[float, float]:
+    """(FLOPs of one client gradient on one batch, FLOPs of evaluating one test image), counted on meta tensors."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from fedlib.oracle import Oracle
+
+    model = copy.deepcopy(sim.oracle.model).to("meta")
+    oracle = Oracle(model, sim.data.task, "loop")
+    cohort = sim.sample_cohort()[:1]
+    x, y = sim.batch(cohort, sim.batch_positions(cohort), 0)
+    x, y = x.to("meta"), y.to("meta")
+    with FlopCounterMode(display=False) as grad_count:
+        oracle(oracle.flat_params()[None], x, y)
+    with FlopCounterMode(display=False) as eval_count, torch.no_grad():
+        model(x[0])
+    return float(grad_count.get_total_flops()), float(eval_count.get_total_flops()) / x.shape[1]
+
+
+def timing_device(cfg: RunConfig) -> str:
+    """Where a configuration is timed: on the CPU when it asks for the CPU, else on this machine's GPU if any."""
+    return "cpu" if cfg.device == "cpu" or not torch.cuda.is_available() else "cuda"
+
+
+def _timing_sim(cfg: RunConfig, data, clients: int | None = None, steps: int | None = None):
+    from fedlib.engine import Simulation
+
+    changes: dict[str, Any] = dict(rounds=10**9, eval_every=10**9, stop_at_target=False, progress=False,
+                                   checkpoint_every=0, device=timing_device(cfg))
+    if clients is not None:
+        changes["clients_per_round"] = min(cfg.clients_per_round, clients)
+        if cfg.local_epochs is None:     # only the cohort's rows are touched in a round: fewer clients, same time
+            changes["n_clients"] = min(cfg.n_clients, max(changes["clients_per_round"], CPU_TIMED_POPULATION))
+        if cfg.tracking_size is not None:
+            changes["tracking_size"] = min(cfg.tracking_size, changes["clients_per_round"])
+    if steps is not None and cfg.local_epochs is None:
+        changes["local_steps"] = min(cfg.local_steps, steps)
+    holder = []
+    sim_device = torch.device(changes["device"])
+    setup_s = _timed(sim_device, lambda: holder.append(Simulation(cfg.replace(**changes), data=data)))
+    sim = holder[0]
+    sim.setup_s = setup_s                              # building a run: partition, model, state
+    return sim
+
+
+def _cpu_timing_sim(cfg: RunConfig, data):
+    """(simulation to time, scale to the real round): the configuration itself when a round of it at most
+    CPU_TIMED_CLIENTS x CPU_TIMED_STEPS is cheap (or it is that small), else that smaller round."""
+    from fedlib.config import ConfigError
+
+    try:
+        probe = _timing_sim(cfg, data, CPU_TIMED_CLIENTS, CPU_TIMED_STEPS)
+    except ConfigError:                  # a setting tied to the cohort size: time the configuration itself
+        return _timing_sim(cfg, data), 1.0
+    work = cfg.clients_per_round * (cfg.local_steps if cfg.local_epochs is None else 1)
+    probe_work = probe.cfg.clients_per_round * (probe.cfg.local_steps if cfg.local_epochs is None else 1)
+    if probe_work == work:
+        return probe, 1.0
+    probe.run_round()
+    first = _timed(probe.device, probe.run_round)
+    if first <= CHEAP_S:
+        return _timing_sim(cfg, data), 1.0
+    probe.timed = [first]                # warm, and one round already timed
+    return probe, work / probe_work
+
+
+_EVAL_SECONDS: dict[tuple, float] = {}
+
+
+def _eval_seconds(sim, images: int, threads: int) -> float:
+    """One evaluation of the whole test split, timed on its first `images` images and scaled; the same model,
+    data shape and batch size on the same device are timed once per process."""
+    cfg, n_test = sim.cfg, int(sim.data.x_test.shape[0])
+    key = (cfg.model, cfg.dataset, tuple(sim.data.x_test.shape), cfg.eval_batch_size, cfg.dtype, cfg.autocast,
+           str(sim.device), threads, images)
+    if key not in _EVAL_SECONDS:
+        full = sim.data
+        sim.data = replace(full, x_test=full.x_test[:images], y_test=full.y_test[:images])
+        sim.evaluate()
+        _EVAL_SECONDS[key] = _timed(sim.device, sim.evaluate) * n_test / images
+        sim.data = full
+    return _EVAL_SECONDS[key]
+
+
+def measure(cfg: RunConfig | Mapping[str, Any], rounds_timed: int = 2) -> dict:
+    """Time one cost configuration on this machine: a table entry (see module doc)."""
+    from fedlib.engine import torch_threads
+    from fedlib.experiments import resolve_config
+
+    cfg = resolve_config(cfg)
+    data, note = data_for(cfg)
+    with torch_threads(cfg.threads):
+        threads = torch.get_num_threads()
+        if timing_device(cfg) == "cpu":
+            sim, scale = _cpu_timing_sim(cfg, data)
+        else:
+            sim, scale = _timing_sim(cfg, data), 1.0
+            torch.cuda.reset_peak_memory_stats(sim.device)
+        times = getattr(sim, "timed", [])
+        if not times:
+            sim.run_round()                                     # warm-up (and the oracle's path choice)
+        sim.oracle = counter = _CountingOracle(sim.oracle)
+        more = max(1, rounds_timed - len(times))
+        times = times + [_timed(sim.device, sim.run_round) for _ in range(more)]
+        grads = counter.rows / more
+        sim.oracle = counter.inner
+        n_test = int(sim.data.x_test.shape[0])
+        eval_images = n_test if scale == 1.0 else min(n_test, CPU_EVAL_IMAGES)
+        eval_s = _eval_seconds(sim, eval_images, threads)
+        flops_grad, flops_image = _flops(sim)
+    timed_as = "as configured" if scale == 1.0 else (
+        f"{sim.cfg.clients_per_round} clients x {sim.cfg.local_steps} steps and {eval_images} test images, "
+        f"scaled x{scale:g} (CPU time is linear in client-steps)")
+    entry = {
+        "cost_id": cost_id(cfg), "device": device_label(sim.device, threads), "config": cost_key(cfg),
+        "setup_s": sim.setup_s, "round_s": statistics.median(times) * scale, "eval_s": eval_s,
+        "client_grads_per_round": grads * scale,
+        "flops_per_client_grad": flops_grad, "eval_flops_per_image": flops_image, "n_test": n_test,
+        "timed_as": timed_as, "stand_in": note, "threads": threads, "load_avg": round(os.getloadavg()[0], 2),
+        "torch": torch.__version__, "host": platform.processor() or platform.machine(),
+        "measured": datetime.date.today().isoformat(),
+    }
+    if sim.device.type == "cuda":
+        entry["peak_mem_bytes"] = torch.cuda.max_memory_allocated(sim.device)
+        entry["device_mem_bytes"] = torch.cuda.get_device_properties(sim.device).total_memory
+    return entry
+
+
+# ---------------------------------------------------------------------------------------------- the cost table
+def read_table(path: str | Path | None = None) -> dict[tuple[str, str], dict]:
+    """{(cost_id, device label): entry} from the cost table (default COSTS_FILE; empty when it does not exist)."""
+    try:
+        doc = json.loads(Path(path or COSTS_FILE).read_text())
+    except FileNotFoundError:
+        return {}
+    return {(e["cost_id"], e["device"]): e for e in doc.get("entries", [])}
+
+
+def write_table(entries: Mapping[tuple[str, str], dict], path: str | Path | None = None) -> None:
+    from fedlib.jsonio import write_json_atomic
+
+    doc = {"about": "Measured per-round costs of cost configurations (fedlib/estimate.py; `fedlib estimate "
+                    "--save` adds entries). round_s excludes evaluation; eval_s is one evaluation.",
+           "entries": [entries[k] for k in sorted(entries)]}
+    write_json_atomic(Path(path or COSTS_FILE), doc)
+
+
+def measured_memory(cfg: RunConfig) -> tuple[float | None, float | None]:
+    """(peak bytes, GPU bytes) of `cfg` measured on any GPU in the cost table; (None, None) when never measured."""
+    cid = cost_id(cfg)
+    for (key, device), entry in read_table().items():
+        if key == cid and device.startswith("cuda/") and entry.get("peak_mem_bytes"):
+            return entry["peak_mem_bytes"], entry.get("device_mem_bytes")
+    return None, None
+
+
+# ---------------------------------------------------------------------------------------------- estimating runs
+@lru_cache(maxsize=1)
+def reference_flops_per_s() -> float:
+    """The FLOP rate FL-Simulator's published V100 round implies, counted by the same rule as every entry."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from fedlib.models import build_model
+    from fedlib.oracle import Oracle
+
+    r = REFERENCE
+    model = build_model(r["model"], r["input_shape"], r["num_classes"]).to("meta")
+    oracle = Oracle(model, "classification", "loop")
+    x = torch.empty(1, r["batch"], *r["input_shape"], device="meta")
+    y = torch.zeros(1, r["batch"], dtype=torch.long, device="meta")
+    with FlopCounterMode(display=False) as grad_count:
+        oracle(oracle.flat_params()[None], x, y)
+    with FlopCounterMode(display=False) as eval_count, torch.no_grad():
+        model(x[0])
+    work = r["client_steps"] * grad_count.get_total_flops() + r["eval_images"] * eval_count.get_total_flops() / r[
+        "batch"]
+    return float(work) / r["seconds_per_round"]
+
+
+def run_cost(cfg: RunConfig, entry: dict, rounds: float) -> dict:
+    """Seconds of one run on the entry's device, and its projected V100-equivalent seconds."""
+    evals = math.ceil(rounds / cfg.eval_every)
+    seconds = entry.get("setup_s", 0.0) + rounds * entry["round_s"] + evals * entry["eval_s"]
+    work = (rounds * entry["client_grads_per_round"] * entry["flops_per_client_grad"]
+            + evals * entry["n_test"] * entry["eval_flops_per_image"])
+    return {"seconds": seconds, "reference_seconds": work / reference_flops_per_s()}
+
+
+def planned_rounds(cfg: RunConfig, hint: float | None) -> tuple[float, str]:
+    """Rounds a run is expected to take: the paper's rounds to target for a run that stops there, else the cap."""
+    if cfg.stop_at_target and hint is not None:
+        return min(float(cfg.rounds), float(hint)), "paper rounds to target"
+    return float(cfg.rounds), "round cap"
+
+
+def estimate_configs(configs: Iterable[RunConfig | Mapping[str, Any]], *, table: dict | None = None,
+                     measure_missing: bool = True, remeasure: bool = False, rounds_timed: int = 2,
+                     expected_rounds: Callable[[dict], float | None] | None = None,
+                     log: Callable[[str], None] | None = None,
+                     on_measured: Callable[[dict], None] | None = None) -> list[dict]:
+    """One row per distinct run: its cost configuration's entry (table or measured here) and the run's cost.
+
+    table           : {(cost_id, device): entry}, updated in place with new measurements (read_table() by default)
+    measure_missing : time cost configurations the table lacks for this device (else they are reported unmeasured)
+    remeasure       : time every cost configuration again
+    expected_rounds : config dict -> the paper's rounds to target (None when unknown)
+    on_measured     : called with the table after each new measurement (to save progress)
+    """
+    from fedlib.experiments import resolve_config
+
+    table = read_table() if table is None else table
+    threads_of = {}
+    rows, seen, fresh = [], set(), set()
+    for raw in configs:
+        cfg = resolve_config(raw)
+        fp = cfg.fingerprint()
+        if fp in seen:
+            continue
+        seen.add(fp)
+        cid = cost_id(cfg)
+        where = (timing_device(cfg), cfg.threads)
+        if where not in threads_of:
+            threads_of[where] = _current_label(*where)
+        label = threads_of[where]
+        entry = None if remeasure and (cid, label) not in fresh else table.get((cid, label))
+        if entry is None and (measure_missing or remeasure):
+            if log:
+                log(f"timing {_short(cfg)} on {label} ...")
+            entry = measure(cfg, rounds_timed)
+            table[(cid, label)] = entry
+            fresh.add((cid, label))
+            if on_measured:
+                on_measured(table)
+        rounds, basis = planned_rounds(cfg, expected_rounds(cfg.to_dict()) if expected_rounds else None)
+        row = {"fingerprint": fp, "cost_id": cid, "config": cfg, "rounds": rounds, "rounds_basis": basis,
+               "entry": entry}
+        if entry is not None:
+            row.update(run_cost(cfg, entry, rounds))
+        rows.append(row)
+    return rows
+
+
+def _current_label(device: str, threads: int) -> str:
+    from fedlib.engine import torch_threads
+
+    with torch_threads(threads):
+        return device_label(torch.device(device), torch.get_num_threads())
+
+
+def _short(cfg: RunConfig) -> str:
+    return (f"{cfg.algorithm} {cfg.dataset}/{cfg.model} n={cfg.n_clients} S={cfg.clients_per_round} "
+            f"K={cfg.local_steps} B={cfg.batch_size}")
+
+
+# ---------------------------------------------------------------------------------------------- artefacts
+@dataclass
+class Artefact:
+    name: str                      # the params.yaml section / DVC stage
+    configs: list[dict]
+    expected_rounds: Callable[[dict], float | None] | None
+    cache_dir: Path | None
+
+
+def artefacts(profile: str, target: str | None = None, params_file: str | Path = "params.yaml") -> list[Artefact]:
+    """Every artefact of every paper package (or those whose stage or paper is `target`) at `profile`."""
+    from fedlib.config import ConfigError
+    from fedlib.reporting import artefact as A
+    from fedlib.reporting import profiles
+
+    found = []
+    for paper in A.papers():
+        for art in A.artefacts(paper):
+            if target not in (None, "all", paper, art.section):
+                continue
+            module = art.module
+            settings = profiles.load_settings(art.section, profile, None, params_file, schema=module.PARAMS)
+            hint = getattr(module, "expected_rounds", None)
+            found.append(Artefact(art.section, module.configs(settings),
+                                  (lambda c, _h=hint, _s=settings: _h(c, _s)) if hint else None, art.cache_dir))
+    if not found:
+        every = [a.section for p in A.papers() for a in A.artefacts(p)]
+        raise ConfigError(f"estimate target {target!r} is not an artefact or paper; allowed: all, "
+                          f"{', '.join(A.papers())}, {', '.join(every)}")
+    return found
+
+
+def estimate_artefacts(arts: list[Artefact], **kwargs) -> list[dict]:
+    """Per artefact: runs, runs already in its run cache, and the cost of the rest."""
+    from fedlib.experiments import load_cached
+
+    out = []
+    for art in arts:
+        rows = estimate_configs(art.configs, expected_rounds=art.expected_rounds, **kwargs)
+        todo = [r for r in rows if art.cache_dir is None or load_cached(r["config"], art.cache_dir) is None]
+        timed = [r for r in todo if r["entry"] is not None]
+        out.append({
+            "artefact": art.name, "runs": len(rows), "to_run": len(todo), "untimed": len(todo) - len(timed),
+            "cost_configs": len({r["cost_id"] for r in rows}),
+            "mean_rounds": statistics.fmean(r["rounds"] for r in rows) if rows else 0.0,
+            "rounds_basis": sorted({r["rounds_basis"] for r in rows}),
+            "hours": sum(r["seconds"] for r in timed) / 3600,
+            "reference_hours": sum(r["reference_seconds"] for r in timed) / 3600,
+            "devices": sorted({r["entry"]["device"] for r in timed}),
+            "timed_as": sorted({r["entry"]["timed_as"] for r in timed}),
+            "stand_ins": sorted({r["entry"]["stand_in"] for r in timed if r["entry"].get("stand_in")}),
+        })
+    return out
+
+
+def _hours(h: float) -> str:
+    return f"{h:,.1f}" if h >= 10 else f"{h:.3g}"
+
+
+def format_report(results: list[dict], profile: str) -> str:
+    """The table `fedlib estimate` prints, with its assumptions."""
+    devices = sorted({d for r in results for d in r["devices"]})
+    on_gpu = bool(devices) and all(d.startswith("cuda/") for d in devices)
+    head = "GPU h (measured)" if on_gpu else f"{'/'.join(devices) or 'device'} h"
+    lines = [f"fedlib estimate: profile {profile}; per-round costs from {', '.join(devices) or 'nothing timed'}",
+             "",
+             f"| artefact | runs | to run | cost configs | rounds/run | {head} | GPU h (V100-equiv., projected) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        untimed = f" ({r['untimed']} untimed)" if r["untimed"] else ""
+        lines.append(f"| {r['artefact']} | {r['runs']} | {r['to_run']}{untimed} | {r['cost_configs']} | "
+                     f"{r['mean_rounds']:.0f} | {_hours(r['hours'])} | {_hours(r['reference_hours'])} |")
+    lines.append(f"| **total** | {sum(r['runs'] for r in results)} | {sum(r['to_run'] for r in results)} | "
+                 f"{sum(r['cost_configs'] for r in results)} | | {_hours(sum(r['hours'] for r in results))} | "
+                 f"{_hours(sum(r['reference_hours'] for r in results))} |")
+    bases = sorted({b for r in results for b in r["rounds_basis"]})
+    timed_as = sorted({t for r in results for t in r["timed_as"]})
+    stand = sorted({s for r in results for s in r["stand_ins"]})
+    lines += ["", "Assumptions:",
+              f"- rounds per run: {' or '.join(bases)} (runs that stop at a target use the paper's rounds to target "
+              "where the artefact knows them, else the cap: an upper bound)",
+              "- a round costs its measured local steps + aggregation, plus one evaluation every eval_every rounds; "
+              "runs already in the artefact's run cache cost nothing",
+              f"- timed: {'; '.join(timed_as) or 'nothing'}"]
+    if stand:
+        lines.append(f"- stand-ins (nothing downloaded): {'; '.join(stand)}")
+    if not on_gpu:
+        lines.append(f"- projected GPU hours: counted FLOPs at the rate of {REFERENCE['name']} "
+                     f"({REFERENCE['seconds_per_round']} s per ResNet-18-GN round of 10 clients x 50 steps x batch "
+                     "50 + 60,000 evaluated images); measure on your GPU with `fedlib estimate --remeasure --save`")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------- command line
+def add_parser(sub) -> None:
+    """`fedlib estimate` (registered by fedlib/cli.py)."""
+    e = sub.add_parser("estimate", help="what an artefact (or a whole profile) costs, before running it")
+    e.add_argument("target", nargs="?", default="all", help="an artefact's stage (e.g. fadamgt_table1), a paper, "
+                   "or all (default)")
+    e.add_argument("--profile", default="embedded", choices=("embedded", "paper"))
+    e.add_argument("--params", default="params.yaml", help="params file (default params.yaml)")
+    e.add_argument("--costs", default=str(COSTS_FILE), help="cost table (default bench/costs.json)")
+    how = e.add_mutually_exclusive_group()
+    how.add_argument("--table-only", action="store_true", help="never time anything: cost table entries only")
+    how.add_argument("--remeasure", action="store_true", help="time every cost configuration again")
+    e.add_argument("--save", action="store_true", help="store what was timed in the cost table")
+    e.add_argument("--rounds-timed", type=int, default=2, help="rounds timed per configuration (after a warm-up)")
+    e.add_argument("--json", help="also write the per-artefact numbers here")
+    e.set_defaults(fn=cmd_estimate)
+
+
+def cmd_estimate(args) -> int:
+    import sys
+
+    from fedlib.config import ConfigError
+    from fedlib.reporting.profiles import SettingsError
+
+    if args.rounds_timed < 1:
+        raise ConfigError(f"--rounds-timed={args.rounds_timed} must be a positive integer (>= 1)")
+    try:
+        arts = artefacts(args.profile, args.target, args.params)
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from None
+    table = read_table(args.costs)
+    save = (lambda t: write_table(t, args.costs)) if args.save else None      # after every timing: resumable
+    results = estimate_artefacts(arts, table=table, measure_missing=not args.table_only, remeasure=args.remeasure,
+                                 rounds_timed=args.rounds_timed, log=lambda m: print(m, file=sys.stderr, flush=True),
+                                 on_measured=save)
+    print(format_report(results, args.profile))
+    if args.save:
+        print(f"cost table: {len(table)} entries in {args.costs}", file=sys.stderr)
+    if args.json:
+        from fedlib.jsonio import write_json_atomic
+
+        write_json_atomic(Path(args.json), results)
+    return 0
+
+
+__all__ = ["COSTS_FILE", "REFERENCE", "STAND_INS", "StandIn", "add_parser", "artefacts", "cmd_estimate", "cost_id",
+           "cost_key", "estimate_artefacts", "estimate_configs", "format_report", "measure", "measured_memory",
+           "planned_rounds", "read_table", "register_stand_in", "run_cost", "stand_in_data", "write_table"]

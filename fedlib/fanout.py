@@ -1,0 +1,151 @@
+"""Where the runs of `run_many` execute: in this process, in a local process pool, or as Ray tasks.
+
+Every backend takes the runs still to do (`{fingerprint: config dict}`) and yields `(fingerprint, outcome)` as runs
+finish, where the outcome is the run's record or the exception it raised; one failing run never stops the others.
+No backend writes anything: records travel back to the driver, which alone writes the run cache (so Ray workers
+on other machines need no shared filesystem).
+
+Ray (https://docs.ray.io): `ray_tasks` connects to the cluster named by RAY_ADDRESS (one started with `ray start`,
+docs/scale.md) or, without it, starts a local one sized to `workers` CPUs. Each run is one task declaring its CPUs
+and GPUs; a GPU task is started with max_calls=1, so its worker process exits after the run and gives its GPU
+memory back. Seeds come from each run's configuration, so the order in which tasks are scheduled changes nothing.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import math
+import multiprocessing as mp
+import os
+from collections.abc import Iterator, Mapping
+
+BACKENDS = ("process", "ray")
+
+Outcome = tuple[str, "dict | BaseException"]
+
+
+# ---------------------------------------------------------------------------------------------- one run
+def set_threads(threads: int | None) -> None:
+    """Torch threads of a worker (one per declared CPU, so parallel runs do not oversubscribe the cores)."""
+    if threads is None:
+        return
+    import torch
+
+    torch.set_num_threads(max(1, int(threads)))
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:           # already set in this process
+        pass
+
+
+def execute(cfg: dict, threads: int | None = None) -> dict:
+    """Run one configuration with the engine and return its record (with the worker's `source_hash`)."""
+    from fedlib.engine import run
+    from fedlib.experiments import source_hash
+
+    set_threads(threads)
+    record = run(cfg)
+    record["source_hash"] = source_hash()
+    return record
+
+
+# ---------------------------------------------------------------------------------------------- backends
+def serial(jobs: Mapping[str, dict]) -> Iterator[Outcome]:
+    """Every run in this process, one after another."""
+    for fp, cfg in jobs.items():
+        try:
+            outcome = execute(cfg)
+        except Exception as exc:  # noqa: BLE001 -- reported per run by the caller
+            outcome = exc
+        yield fp, outcome
+
+
+def process_pool(jobs: Mapping[str, dict], workers: int) -> Iterator[Outcome]:
+    """A pool of `workers` spawned processes (fork is unsafe once torch has started threads), one thread each."""
+    ctx = mp.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx, initializer=set_threads,
+                                initargs=(1,)) as pool:
+        futures = {pool.submit(execute, cfg): fp for fp, cfg in jobs.items()}
+        try:
+            for fut in cf.as_completed(futures):
+                exc = fut.exception()
+                yield futures[fut], exc if exc is not None else fut.result()
+        finally:
+            for fut in futures:
+                fut.cancel()
+
+
+def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
+    """One Ray task per run with `cpus` CPUs and `gpus[fp]` GPUs (fractions share a GPU), on the connected cluster
+    (`connect_ray`)."""
+    ray = ray_module()
+    cpu_task = ray.remote(execute)                       # CPU workers are reused (no torch import per run)
+    gpu_task = ray.remote(max_calls=1)(execute)          # a GPU worker exits after its run: memory given back
+    threads = max(1, math.floor(cpus))
+    refs = {}
+    for fp, cfg in jobs.items():
+        g = float(gpus.get(fp, 0.0))
+        task = gpu_task if g > 0 else cpu_task
+        refs[task.options(num_cpus=cpus, num_gpus=g, name=f"fedlib-run-{fp}", max_retries=0).remote(cfg, threads)] = fp
+    pending = list(refs)
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                try:
+                    yield refs[ref], ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 -- a task error, a crashed or killed worker
+                    yield refs[ref], getattr(exc, "cause", None) or exc
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+
+
+# ---------------------------------------------------------------------------------------------- Ray cluster
+def ray_module():
+    """The `ray` package, or a one-line error naming how to install it."""
+    try:
+        import ray
+    except ImportError:
+        from fedlib.config import ConfigError
+
+        raise ConfigError("backend='ray' needs the ray package; install it with "
+                          "`pip install 'fedlib[pipeline]'` (scripts/setup.sh does)") from None
+    return ray
+
+
+def connect_ray(workers: int) -> bool:
+    """Join the running Ray session, else the cluster at RAY_ADDRESS, else start a local one of `workers` CPUs.
+
+    Returns True when this call started or joined Ray (the caller then calls `ray.shutdown()` when done, which stops
+    a local cluster it started), False when a Ray session was already running (left as it is)."""
+    ray = ray_module()
+    if ray.is_initialized():
+        return False
+    address = os.environ.get("RAY_ADDRESS")
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+    return True
+
+
+def cluster_gpus() -> float:
+    """GPUs the connected Ray cluster has in total (0 when it has none)."""
+    import ray
+
+    return float(ray.cluster_resources().get("GPU", 0.0))
+
+
+def gpu_share(peak_bytes: float | None, device_bytes: float | None, headroom: float = 1.25,
+              max_runs_per_gpu: int = 8) -> float:
+    """The GPU fraction to request for a run whose measured peak memory is `peak_bytes` on a GPU of
+    `device_bytes`: 1/k for the largest k <= max_runs_per_gpu such that k runs with `headroom` (CUDA context,
+    allocator slack) fit. Unknown peak memory asks for a whole GPU."""
+    if not peak_bytes or not device_bytes:
+        return 1.0
+    k = math.floor(device_bytes / (peak_bytes * headroom))
+    return 1.0 / min(max(k, 1), max_runs_per_gpu)
+
+
+__all__ = ["BACKENDS", "cluster_gpus", "connect_ray", "execute", "gpu_share", "process_pool", "ray_module",
+           "ray_tasks", "serial", "set_threads"]

@@ -1,0 +1,108 @@
+"""run_many's backends: Ray gives the process pool's records, cached runs are never submitted, one failing run
+leaves the others cached, malformed cache records are recomputed, GPU shares follow measured memory."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fedlib import experiments, fanout
+from fedlib.config import ConfigError
+
+TINY = {"algorithm": "fedavg", "dataset": "lstsq", "partition": "natural", "n_clients": 10, "clients_per_round": 2,
+        "rounds": 3, "device": "cpu", "oracle": "loop", "progress": False}
+BROKEN = {**TINY, "n_clients": 12}          # valid config; the natural partition has 10 clients: fails at run time
+SWEEP = [{**TINY, "seed": s, "algorithm": a} for s in (0, 1) for a in ("fedavg", "scaffold")]
+
+
+def _numbers(record: dict) -> dict:
+    """A record without what differs between two executions of the same run (timings, host environment)."""
+    out = {k: v for k, v in record.items() if k not in ("environment",)}
+    out["rounds"] = [{k: v for k, v in r.items() if k != "wall_s"} for r in record["rounds"]]
+    out["summary"] = {k: v for k, v in record["summary"].items() if k != "wall_s"}
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_backend_gives_the_process_backends_records(tmp_path, local_ray, monkeypatch):
+    pooled = experiments.run_many(SWEEP, tmp_path / "pool", workers=2, backend="process", verbose=False)
+    submitted = []
+    real = fanout.ray_tasks
+
+    def spy(jobs, *args, **kwargs):
+        submitted.append(sorted(jobs))
+        yield from real(jobs, *args, **kwargs)
+
+    monkeypatch.setattr(fanout, "ray_tasks", spy)
+    rayed = experiments.run_many(SWEEP, tmp_path / "ray", workers=2, backend="ray", verbose=False)
+    assert [_numbers(r) for r in rayed] == [_numbers(r) for r in pooled]
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == sorted(p.name for p in (tmp_path / "pool").iterdir())
+    assert submitted == [sorted(r["fingerprint"] for r in pooled)]
+
+    # a second call with one new configuration submits only that one
+    new = {**TINY, "seed": 7}
+    again = experiments.run_many(SWEEP + [new], tmp_path / "ray", workers=2, backend="ray", verbose=False)
+    assert submitted[1] == [experiments.fingerprint(new)]
+    assert [_numbers(r) for r in again[:4]] == [_numbers(r) for r in pooled]
+
+
+def test_one_failing_ray_run_leaves_the_others_cached(tmp_path, local_ray):
+    with pytest.raises(experiments.RunsFailed) as err:
+        experiments.run_many([TINY, BROKEN, {**TINY, "seed": 1}], tmp_path, workers=2, backend="ray",
+                             verbose=False)
+    assert list(err.value.failures) == [experiments.fingerprint(BROKEN)]
+    assert "this dataset has 10 clients, got n_clients=12" in str(err.value)
+    assert {p.stem for p in tmp_path.glob("*.json")} == {experiments.fingerprint(TINY),
+                                                         experiments.fingerprint({**TINY, "seed": 1})}
+
+
+def test_one_failing_run_leaves_the_others_cached_in_process(tmp_path):
+    with pytest.raises(experiments.RunsFailed, match="1 of 3 run"):
+        experiments.run_many([BROKEN, TINY, {**TINY, "seed": 1}], tmp_path, workers=1, verbose=False)
+    assert len(list(tmp_path.glob("*.json"))) == 2
+    assert experiments.load_cached(BROKEN, tmp_path) is None
+
+
+@pytest.mark.parametrize("corrupt", [
+    lambda r: None,                                                 # JSON null
+    lambda r: {k: v for k, v in r.items() if k != "summary"},       # missing summary
+    lambda r: {**r, "summary": {**r["summary"], "rounds_run": "3"}},  # wrong type
+    lambda r: {**r, "summary": {**r["summary"], "best_test_acc": [0.5]}},
+    lambda r: {**r, "rounds": r["rounds"][:1]},                     # rounds do not match the summary
+    lambda r: {**r, "rounds": None},
+    lambda r: {**r, "config": {**r["config"], "seed": 5}},          # config of another run under this key
+    lambda r: [r],
+])
+def test_a_malformed_cached_record_is_recomputed(tmp_path, corrupt):
+    good = experiments.run_many([TINY], tmp_path, verbose=False)[0]
+    path = experiments.record_path(tmp_path, good["fingerprint"])
+    path.write_text(json.dumps(corrupt(json.loads(path.read_text()))))
+    assert experiments.load_cached(TINY, tmp_path) is None
+    again = experiments.run_many([TINY], tmp_path, verbose=False)[0]
+    assert _numbers(again) == _numbers(good)
+    assert experiments.well_formed(json.loads(path.read_text()), good["fingerprint"])
+
+
+def test_backend_and_resources_are_checked_before_any_run(tmp_path):
+    with pytest.raises(ConfigError, match="backend='slurm' is not known; allowed: process, ray"):
+        experiments.run_many([TINY], tmp_path, backend="slurm")
+    with pytest.raises(ConfigError, match="gpus_per_run"):
+        experiments.run_many([TINY], tmp_path, gpus_per_run="half")
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_gpu_share_fits_measured_peak_memory():
+    gib = 2**30
+    assert fanout.gpu_share(None, 80 * gib) == 1.0                   # never measured: a whole GPU
+    assert fanout.gpu_share(9 * gib, 80 * gib) == pytest.approx(1 / 7)   # 80 / (9 * 1.25) = 7.1 -> 7 runs
+    assert fanout.gpu_share(30 * gib, 80 * gib) == 0.5
+    assert fanout.gpu_share(70 * gib, 80 * gib) == 1.0
+    assert fanout.gpu_share(0.1 * gib, 80 * gib) == 1 / 8            # at most 8 runs share a GPU
