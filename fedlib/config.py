@@ -49,6 +49,7 @@ class RunConfig:
     weight_decay: float = 0.0
     wd_mode: Literal["coupled", "decoupled"] = "coupled"   # spec A8
     augment: bool = False                   # pad-crop + flip for image datasets
+    color_jitter: float | None = None    # s: per-client brightness/saturation ~ U[1-s, 1+s] on train images (FedMIM)
     # adaptive methods
     beta1: float = 0.9
     beta2: float = 0.99
@@ -66,6 +67,10 @@ class RunConfig:
     seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = "auto"
     oracle: Literal["auto", "vmap", "loop"] = "auto"
+    # GPU path (docs/scale.md); chunk_size and state_device never change the numbers, autocast does
+    chunk_size: int | None = None        # vmapped oracle: clients per vmap chunk (bounds activation memory)
+    autocast: Literal["off", "bf16", "tf32"] = "off"       # compute precision of forward/backward; state stays fp32
+    state_device: Literal["device", "host"] = "device"     # per-client [n, d] state on the device or in host memory
     checkpoint_every: int = 0               # rounds; 0 = no checkpoints
     data_dir: str | None = None          # None = $FEDLIB_DATA or ~/.cache/fedlib
     progress: bool = True
@@ -169,6 +174,8 @@ class RunConfig:
             _positive_float("clip_norm", self.clip_norm)
         _positive_float("server_lr", self.server_lr)
         _nonneg_float("weight_decay", self.weight_decay)
+        if self.color_jitter is not None:
+            _range("color_jitter", self.color_jitter, 0.0, 1.0, hi_open=True)
         _range("beta1", self.beta1, 0.0, 1.0, hi_open=True)
         _range("beta2", self.beta2, 0.0, 1.0, hi_open=True)
         _positive_float("eps", self.eps)
@@ -185,6 +192,8 @@ class RunConfig:
             raise ConfigError("stop_at_target=true needs target_acc; allowed: set target_acc in (0, 1]")
         _nonneg_int("seed", self.seed)
         _nonneg_int("checkpoint_every", self.checkpoint_every)
+        if self.chunk_size is not None:
+            _positive_int("chunk_size", self.chunk_size)
         return self
 
     # ------------------------------------------------------------------ derived values
@@ -196,10 +205,15 @@ class RunConfig:
     def semantic_dict(self) -> dict[str, Any]:
         """The fields that change the numbers of a run (not where or how visibly it runs)."""
         d = self.to_dict()
-        for key in ("device", "oracle", "progress", "checkpoint_every", "data_dir", "eval_batch_size"):
+        for key in ("device", "oracle", "progress", "checkpoint_every", "data_dir", "eval_batch_size",
+                    "chunk_size", "state_device"):
             d.pop(key)
+        if d["autocast"] == "off":    # full precision keeps the fingerprints it had before the field existed
+            d.pop("autocast")
         if not d["hparams"]:          # algorithms without hyperparameters keep their earlier fingerprints
             d.pop("hparams")
+        if d["color_jitter"] is None:  # runs without the colour perturbation keep their earlier fingerprints
+            d.pop("color_jitter")
         return d
 
     def fingerprint(self) -> str:

@@ -20,8 +20,9 @@ import fedlib
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.base import RoundContext
 from fedlib.algorithms.hparams import to_dict as hparams_to_dict
-from fedlib.config import RunConfig
+from fedlib.config import ConfigError, RunConfig
 from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
+from fedlib.data.transforms import client_colour_factors
 from fedlib.jsonio import write_json_atomic
 from fedlib.metrics import summarize
 from fedlib.models import build_model
@@ -80,14 +81,65 @@ def clip_by_norm(grads: Tensor, max_norm: float | None) -> Tensor:
 
 
 def _merge_active(new: dict, old: dict, active: Tensor) -> dict:
-    """Take `new` for clients still stepping and keep `old` for the rest (unequal local work is masked)."""
-    if bool(active.all()):
-        return new
+    """Take `new` for clients still stepping and keep `old` for the rest (unequal local work is masked).
+
+    Pure device work (no host read); the step loop skips it on steps every client takes (known on the host)."""
     out = {}
     for key, value in new.items():
         mask = active.view(-1, *([1] * (value.dim() - 1)))
         out[key] = torch.where(mask, value, old[key])
     return out
+
+
+def _sq_dist(points: Tensor, center: Tensor) -> Tensor:
+    """||points_c − center||² per row, with one [C, d] temporary (squared in place)."""
+    diff = points - center
+    return diff.pow_(2).sum(1)
+
+
+def _all_finite(x: Tensor) -> bool:
+    """isfinite(x).all() without its three d-sized temporaries: min and max are finite iff every entry is (NaN
+    propagates through both)."""
+    lo, hi = torch.aminmax(x)
+    return math.isfinite(float(lo)) and math.isfinite(float(hi))
+
+
+# ---------------------------------------------------------------------- where per-client state lives
+def state_home(state_device: str, device: torch.device) -> torch.device:
+    """Per-client [n, d] state lives on the compute device, or in host memory (`state_device=host`, for n·d that
+    does not fit: ResNet-18 with n = 100 is 4.5 GB per state tensor); only the cohort's rows travel each round."""
+    return torch.device("cpu") if state_device == "host" else device
+
+
+def place_clients(clients: dict, home: torch.device, device: torch.device) -> dict:
+    """Move per-client state to its home; host state next to a CUDA device is pinned (page-locked) memory."""
+    out = {k: v.to(home) for k, v in clients.items()}
+    if home.type == "cpu" and device.type == "cuda":
+        out = {k: v.pin_memory() for k, v in out.items()}
+    return out
+
+
+def init_state(alg, x0: Tensor, cfg: RunConfig, device: torch.device, home: torch.device) -> tuple[dict, dict]:
+    """The algorithm's initial server state (on the device) and per-client state (at its home), built at home so
+    host-resident state never has to fit on the device."""
+    server, clients = alg.init(x0.to(home), cfg.n_clients, cfg)
+    return {k: v.to(device) for k, v in server.items()}, place_clients(clients, home, device)
+
+
+def gather_rows(clients: dict, cohort: Tensor, device: torch.device) -> dict:
+    """The cohort's rows of every per-client tensor, on the compute device."""
+    out = {}
+    for key, value in clients.items():
+        rows = value[cohort.to(value.device)]
+        out[key] = rows.to(device, non_blocking=rows.device != device)
+    return out
+
+
+def scatter_rows(clients: dict, cohort: Tensor, values: dict) -> None:
+    """Write the cohort's new rows back into the per-client tensors, wherever they live."""
+    for key, value in values.items():
+        home = clients[key].device
+        clients[key][cohort.to(home)] = value.to(home)
 
 
 class Simulation:
@@ -110,11 +162,14 @@ class Simulation:
         for i, p in enumerate(parts):
             index[i, : len(p)] = p
         self.index = torch.from_numpy(index).to(self.device)       # [n, max size], padded rows
+        self.colour = self._colour_factors()                       # [n, 2] or None (train images only)
 
         torch.manual_seed(cfg.seed)
         model = build_model(cfg.model, self.data.input_shape, self.data.num_classes).to(self.device)
-        self.oracle = Oracle(model, self.data.task)
-        self.server, self.clients = self.alg.init(self.oracle.flat_params(), cfg.n_clients, cfg)
+        self.oracle = Oracle(model, self.data.task, chunk_size=cfg.chunk_size, autocast=cfg.autocast)
+        self.state_device = state_home(cfg.state_device, self.device)
+        self.server, self.clients = init_state(self.alg, self.oracle.flat_params(), cfg, self.device,
+                                               self.state_device)
         self.cohort_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 1)
         self.alg_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 2)
         self.batch_gen = torch.Generator(device=self.device).manual_seed(cfg.seed * 1_000_003 + 3)
@@ -123,6 +178,17 @@ class Simulation:
         self.status = "ok"
         self.oracle_info: dict | None = None
         self.comm_per_round = float(self.alg.comm_vectors(cfg))
+
+    def _colour_factors(self) -> Tensor | None:
+        cfg = self.cfg
+        if cfg.color_jitter is None:
+            return None
+        if not self.data.is_image or self.data.input_shape[0] != 3:
+            raise ConfigError(f"color_jitter={cfg.color_jitter} needs RGB images, but dataset={cfg.dataset} has input "
+                              f"shape {list(self.data.input_shape)}; allowed: an RGB image dataset (cifar_shaped, "
+                              f"cifar10, cifar100, svhn, tinyimagenet) or color_jitter=null")
+        factors = client_colour_factors(cfg.n_clients, cfg.color_jitter, cfg.seed)
+        return torch.from_numpy(factors).to(self.device, torch.float32)
 
     # ------------------------------------------------------------------ sampling
     def sample_cohort(self) -> Tensor:
@@ -157,7 +223,8 @@ class Simulation:
         pos = (k * B + torch.arange(B, device=self.device))[None, :] % sizes[:, None]
         rows = torch.gather(perm, 1, pos)
         idx = torch.gather(self.index[cohort], 1, rows)                       # [C, B] dataset indices
-        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen)
+        colour = None if self.colour is None else self.colour[cohort][:, None, :].expand(-1, B, -1)
+        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen, colour)
         return x, self.data.y_train[idx]
 
     # ------------------------------------------------------------------ one round
@@ -173,12 +240,44 @@ class Simulation:
             w = torch.ones(cohort.numel(), device=self.device)
         ctx = RoundContext(cfg=cfg, round=self.round, n=cfg.n_clients, cohort=cohort, steps=steps,
                            weights=w / w.sum(), generator=self.alg_gen)
-        gathered = {k: v[cohort] for k, v in self.clients.items()}
+        gathered = gather_rows(self.clients, cohort, self.device)
         local = alg.client_begin(self.server, gathered, ctx)
+        local, loss_sum, loss_count = self.local_work(ctx, local, steps.cpu())
+        upload, new_clients = alg.client_end(local, self.server, gathered, ctx)
+        scatter_rows(self.clients, cohort, new_clients)
+        self.server = alg.server_update(self.server, upload, ctx)
+        # local consistency (FedMIM Fig. 2b): (1/|S|) Σ_i ||x_i,K − x̄||² with x̄ the plain mean of the cohort's local
+        # models (the paper's definition), and against the server output x^(t+1) (FL-Simulator's; differs for
+        # server-adaptive methods such as FedAdam and FedDyn)
+        consistency = float(_sq_dist(local["x"], local["x"].mean(0)).mean())
+        consistency_server = float(_sq_dist(local["x"], self.server["x"]).mean())
+
+        train_loss = float(loss_sum) / max(loss_count, 1)
+        record = {"round": self.round, "cohort_size": int(cohort.numel()), "train_loss": train_loss,
+                  "test_loss": None, "test_acc": None, "consistency": consistency,
+                  "consistency_server": consistency_server, "lr": ctx.lr,
+                  "comm_vectors": self.comm_per_round * self.round, **self.count_bits()}
+        finite = math.isfinite(train_loss) and _all_finite(self.server["x"])
+        if not finite:
+            self.status = "diverged"
+        elif self.round % cfg.eval_every == 0 or self.round == cfg.rounds:
+            record["test_loss"], record["test_acc"] = self.evaluate()
+        record["wall_s"] = time.perf_counter() - start
+        self.records.append(record)
+        return record
+
+    def local_work(self, ctx: RoundContext, local: dict, steps: Tensor) -> tuple[dict, Tensor, int]:
+        """The local-step loop of one round: no host synchronisation inside it.
+
+        `steps` is the host copy of ctx.steps, so which steps every client takes (no masking), how many clients
+        step, and the loop bound are known without reading the device; the training loss is summed on the device.
+        Returns (local state, device sum of the first loss of every client step, its count)."""
+        cfg, alg, cohort = self.cfg, self.alg, ctx.cohort
         perm = self.batch_positions(cohort)
+        every, active_count = int(steps.min()), [int((steps > k).sum()) for k in range(int(steps.max()))]
         loss_sum = torch.zeros((), device=self.device)
         loss_count = 0
-        for k in range(ctx.max_steps):
+        for k in range(len(active_count)):
             x, y = self.batch(cohort, perm, k)
             if self.oracle_info is None:
                 mode, self.oracle_info = choose_mode(cfg.oracle, self.oracle, local["x"], x, y)
@@ -193,33 +292,11 @@ class Simulation:
 
             active = ctx.active(k)
             new = alg.client_step(local, grad_fn, self.server, ctx, k)
-            local = _merge_active(new, local, active)
+            local = new if k < every else _merge_active(new, local, active)
             if first_loss:
                 loss_sum = loss_sum + (first_loss[0] * active).sum()
-                loss_count += int(active.sum())
-        upload, new_clients = alg.client_end(local, self.server, gathered, ctx)
-        for key, value in new_clients.items():
-            self.clients[key][cohort] = value
-        self.server = alg.server_update(self.server, upload, ctx)
-        # local consistency (FedMIM Fig. 2b): (1/|S|) Σ_i ||x_i,K − x̄||² with x̄ the plain mean of the cohort's local
-        # models (the paper's definition), and against the server output x^(t+1) (FL-Simulator's; differs for
-        # server-adaptive methods such as FedAdam and FedDyn)
-        consistency = float(((local["x"] - local["x"].mean(0)) ** 2).sum(1).mean())
-        consistency_server = float(((local["x"] - self.server["x"]) ** 2).sum(1).mean())
-
-        train_loss = float(loss_sum) / max(loss_count, 1)
-        record = {"round": self.round, "cohort_size": int(cohort.numel()), "train_loss": train_loss,
-                  "test_loss": None, "test_acc": None, "consistency": consistency,
-                  "consistency_server": consistency_server, "lr": ctx.lr,
-                  "comm_vectors": self.comm_per_round * self.round, **self.count_bits()}
-        finite = math.isfinite(train_loss) and bool(torch.isfinite(self.server["x"]).all())
-        if not finite:
-            self.status = "diverged"
-        elif self.round % cfg.eval_every == 0 or self.round == cfg.rounds:
-            record["test_loss"], record["test_acc"] = self.evaluate()
-        record["wall_s"] = time.perf_counter() - start
-        self.records.append(record)
-        return record
+                loss_count += active_count[k]
+        return local, loss_sum, loss_count
 
     def count_bits(self) -> dict:
         """Cumulative bits per participating client after this round: total, and uplink/downlink when the algorithm
@@ -231,6 +308,15 @@ class Simulation:
         up = prev["uplink_bits"] + bits["up"]
         down = prev["downlink_bits"] + bits["down"]
         return {"comm_bits": up + down, "uplink_bits": up, "downlink_bits": down}
+
+    def _colour_record(self) -> dict:
+        """The colour perturbation's configured and drawn factor ranges (absent when it is off)."""
+        if self.colour is None:
+            return {}
+        s, f = self.cfg.color_jitter, self.colour.cpu()
+        return {"color_perturbation": {"range": [1.0 - s, 1.0 + s], "applies_to": "train images (per client)",
+                                       "brightness": [float(f[:, 0].min()), float(f[:, 0].max())],
+                                       "saturation": [float(f[:, 1].min()), float(f[:, 1].max())]}}
 
     def evaluate(self) -> tuple[float, float | None]:
         prep = lambda xb: prepare_batch(self.data, xb, False, None)  # noqa: E731
@@ -258,7 +344,7 @@ class Simulation:
             raise RuntimeError("checkpoint belongs to a different configuration")
         self.round, self.records, self.status = state["round"], state["records"], state["status"]
         self.server = {k: v.to(self.device) for k, v in state["server"].items()}
-        self.clients = {k: v.to(self.device) for k, v in state["clients"].items()}
+        self.clients = place_clients(state["clients"], self.state_device, self.device)
         self.cohort_gen.set_state(state["cohort_gen"])
         self.alg_gen.set_state(state["alg_gen"])
         self.batch_gen.set_state(state["batch_gen"])
@@ -283,6 +369,7 @@ class Simulation:
             "dataset": {"name": cfg.dataset, "source": self.data.source, "n_train": int(self.data.x_train.shape[0]),
                         "n_test": int(self.data.x_test.shape[0]), "num_classes": self.data.num_classes},
             "partition": {"name": cfg.partition, "client_sizes": self.sizes.tolist()},
+            **self._colour_record(),
             "comm": {"vectors_per_round": self.comm_per_round, "bits_per_vector": 32 * self.oracle.d},
             "rounds": self.records,
             "summary": summarize(self.records, self.status, cfg.target_acc, cfg.rounds),

@@ -7,9 +7,15 @@ gradients `[C, d]`. Two interchangeable paths compute the same numbers:
   become one grouped convolution for the whole cohort);
 * ``loop``: a plain Python loop over clients with autograd (faster for small CPU convolutions, and the fallback
   for models vmap cannot batch).
+
+GPU options (docs/scale.md): ``chunk_size`` vmaps over that many clients at a time (bounds activation memory, same
+numbers); ``autocast`` runs forward/backward in bf16 (or with TF32 matmuls/convolutions) while parameters, gradients
+and all algorithm state stay float32. Nothing here reads a device value back to the host: `evaluate` accumulates
+on the device and converts once.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -21,24 +27,33 @@ from torch import Tensor, nn
 from torch.func import functional_call, grad_and_value, vmap
 
 MODES = ("vmap", "loop")
+AUTOCAST = ("off", "bf16", "tf32")
 
 
 def loss_fn_for(task: str):
-    """Cross-entropy for classification; ½·mean squared error for regression (the least-squares task)."""
+    """Cross-entropy for classification; ½·mean squared error for regression (the least-squares task); the mean of
+    the model's output for an analytic objective (the output is the per-sample loss)."""
     if task == "classification":
         return lambda out, y: F.cross_entropy(out, y)
+    if task == "objective":
+        return lambda out, y: out.mean()
     return lambda out, y: 0.5 * torch.mean((out.reshape(-1) - y) ** 2)
 
 
 class Oracle:
     """Losses and gradients of a model for many flat parameter vectors at once."""
 
-    def __init__(self, model: nn.Module, task: str, mode: str = "vmap"):
+    def __init__(self, model: nn.Module, task: str, mode: str = "vmap", *, chunk_size: int | None = None,
+                 autocast: str = "off"):
         if mode not in MODES:
             raise ValueError(f"oracle mode {mode!r} is not known; allowed: {', '.join(MODES)}")
+        if autocast not in AUTOCAST:
+            raise ValueError(f"autocast {autocast!r} is not known; allowed: {', '.join(AUTOCAST)}")
         self.model = model
         self.task = task
         self.mode = mode
+        self.chunk_size = chunk_size
+        self.autocast = autocast
         self.loss = loss_fn_for(task)
         named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
         self.names = [k for k, _ in named]
@@ -66,34 +81,72 @@ class Oracle:
     # -------------------------------------------------------------- the cohort call
     def __call__(self, params: Tensor, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
         """params [C, d], x [C, B, ...], y [C, B] -> (loss [C], grad [C, d])."""
-        if self.mode == "vmap":
-            grads, losses = vmap(grad_and_value(self._loss_one))(params, x, y)
-            return losses.detach(), grads.detach()
-        losses, grads = [], []
-        for c in range(params.shape[0]):
-            p = params[c].detach().requires_grad_(True)
-            loss = self._loss_one(p, x[c], y[c])
-            (g,) = torch.autograd.grad(loss, p)
-            losses.append(loss.detach())
-            grads.append(g)
-        return torch.stack(losses), torch.stack(grads)
+        with precision(self.autocast, params.device.type):
+            if self.mode == "vmap":
+                fn = vmap(grad_and_value(self._loss_one), chunk_size=self.chunk_size)
+                grads, losses = fn(params, x, y)
+                return losses.detach(), grads.detach()
+            return self._loop(params, x, y)
+
+    def _loop(self, params: Tensor, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+        """One autograd pass per client; each client's parameter gradients are written straight into its row of
+        one [C, d] output (no per-client flat gradient and no stack: on CPU every fresh d-sized buffer costs page
+        faults)."""
+        C = params.shape[0]
+        grads = torch.empty_like(params)
+        losses = torch.empty(C, dtype=params.dtype, device=params.device)
+        for c in range(C):
+            leaves = [t.detach().requires_grad_(True) for t in torch.split(params[c], self.numels)]
+            named = {k: t.view(s) for k, t, s in zip(self.names, leaves, self.shapes)}
+            out = functional_call(self.model, {**named, **self.buffers}, (x[c],))
+            loss = self.loss(out, y[c])
+            parts = torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
+            torch.cat([g.reshape(-1) for g in parts], out=grads[c])
+            losses[c] = loss.detach()
+        return losses, grads
 
     @torch.no_grad()
     def evaluate(self, flat: Tensor, x: Tensor, y: Tensor, prepare,
                  batch_size: int = 2048) -> tuple[float, float | None]:
-        """Mean loss and accuracy (None for regression) of one parameter vector on a whole split."""
-        total_loss, correct, count = 0.0, 0, 0
+        """Mean loss and accuracy (None for regression) of one parameter vector on a whole split.
+
+        Sums stay on the device (loss in float64, exactly as a Python float sum would be) and are read once."""
         params = self.unflatten(flat)
-        for start in range(0, x.shape[0], batch_size):
-            xb = prepare(x[start:start + batch_size])
-            yb = y[start:start + batch_size]
-            out = functional_call(self.model, params, (xb,))
-            total_loss += float(self.loss(out, yb)) * yb.shape[0]
-            if self.task == "classification":
-                correct += int((out.argmax(-1) == yb).sum())
-            count += yb.shape[0]
-        acc = correct / count if self.task == "classification" else None
-        return total_loss / count, acc
+        total = torch.zeros((), dtype=torch.float64, device=flat.device)
+        correct = torch.zeros((), dtype=torch.long, device=flat.device)
+        count = x.shape[0]
+        with precision(self.autocast, flat.device.type):
+            for start in range(0, count, batch_size):
+                xb = prepare(x[start:start + batch_size])
+                yb = y[start:start + batch_size]
+                out = functional_call(self.model, params, (xb,))
+                total += self.loss(out, yb).to(torch.float64) * yb.shape[0]
+                if self.task == "classification":
+                    correct += (out.argmax(-1) == yb).sum()
+        acc = int(correct) / count if self.task == "classification" else None
+        return float(total) / count, acc
+
+
+def precision(autocast: str, device_type: str):
+    """The compute-precision context of a forward/backward: bf16 autocast, TF32 matmuls/convolutions, or nothing.
+
+    Parameters and the gradients returned for them stay float32 in every case (autocast casts copies of the weights
+    per operation; losses are computed in float32)."""
+    if autocast == "bf16":
+        return torch.autocast(device_type, dtype=torch.bfloat16)
+    if autocast == "tf32":
+        return _tf32()
+    return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _tf32():
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
 
 
 # ------------------------------------------------------------------ choosing the path
@@ -147,4 +200,4 @@ def is_finite(t: Tensor) -> bool:
     return bool(torch.isfinite(t).all())
 
 
-__all__ = ["Oracle", "choose_mode", "loss_fn_for", "MODES", "is_finite"]
+__all__ = ["AUTOCAST", "Oracle", "choose_mode", "loss_fn_for", "MODES", "is_finite", "precision"]

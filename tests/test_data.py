@@ -27,7 +27,8 @@ def digits():
 def test_registry_contract():
     expected = {"digits": ("cnn", True), "synthetic": ("mlp", True), "lstsq": ("linear", True), "cifar_shaped": ("resnet18", True),
                 "mnist": ("cnn", False), "fashion_mnist": ("cnn", False), "cifar10": ("resnet18", False),
-                "cifar100": ("resnet18", False), "svhn": ("resnet18", False), "tinyimagenet": ("resnet18", False)}
+                "cifar100": ("resnet18", False), "svhn": ("resnet18", False), "tinyimagenet": ("resnet18", False),
+                "counterexample": ("piecewise1d", True)}
     assert {n: (s.default_model, s.offline) for n, s in D.DATASETS.items()} == expected
     assert all(s.name == n and s.description and callable(s.load) for n, s in D.DATASETS.items())
     with pytest.raises(ValueError, match="unknown dataset 'digit'"):

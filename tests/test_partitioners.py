@@ -44,7 +44,8 @@ def mean_skew(name, labels, n, seeds=(0, 1, 2), **params):
 # ---------------------------------------------------------------------------------------------- structure
 def test_registry_declares_only_known_params():
     allowed = {"alpha", "classes_per_client", "similarity", "min_client_size"}
-    assert set(PARTITIONERS) == {"iid", "dirichlet", "dirichlet_balanced", "dirichlet_fedma", "shards", "k_classes",
+    assert set(PARTITIONERS) == {"iid", "dirichlet", "dirichlet_balanced", "dirichlet_balanced_strict",
+                                 "dirichlet_fedma", "shards", "k_classes",
                                  "similarity", "fafed_moderate", "fafed_high", "natural", "stream_chunks"}
     for spec in PARTITIONERS.values():
         assert set(spec.params) <= allowed and spec.description and callable(spec.fn)
@@ -120,7 +121,7 @@ def test_fedma_balance_step_caps_clients(labels):
 def test_dirichlet_balanced_sizes_and_reuse_only_on_exhaustion(labels, alpha):
     n = 10
     parts = P.dirichlet_balanced(labels, n, np.random.default_rng(4), alpha=alpha)
-    assert [len(p) for p in parts] == [len(labels) // n] * n
+    assert [len(p) for p in parts] == [len(labels) // n + len(labels) % n] + [len(labels) // n] * (n - 1)
     drawn = np.concatenate(parts)
     for c in range(10):
         pool = np.flatnonzero(labels == c)

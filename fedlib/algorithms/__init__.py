@@ -1,22 +1,39 @@
-"""Registry of federated algorithms: name -> AlgorithmSpec (see base.py for the protocol)."""
-from fedlib.algorithms import (
-    efficient_adam,
-    fedadam_local,
-    fedadam_sparse,
-    fedavg,
-    fedlada,
-    fedopt,
-    localadam,
-    onebit_adam,
-    scaffold,
-    tracking,
-)
+"""Registry of federated algorithms: name -> AlgorithmSpec (see base.py for the protocol).
+
+One module per method or small family; each exposes SPECS. Add a module by adding one line to MODULES.
+"""
+import importlib
+
 from fedlib.algorithms.base import AlgorithmSpec
 
+MODULES = (
+    # FAdamGT paper and shared baselines
+    "fedavg",
+    "scaffold",
+    "localadam",
+    "fedlada",
+    "tracking",
+    # server-side adaptive (FedOpt family)
+    "fedopt",
+    # FedMIM paper
+    "fedmim",
+    "fedcm",
+    "feddyn",
+    "fedsam",
+    # FAFED paper
+    "naive_adaptive",
+    "stem",
+    "fafed",
+    # FedAdam-SSM paper
+    "fedadam_local",
+    "fedadam_sparse",
+    "onebit_adam",
+    "efficient_adam",
+)
+
 ALGORITHMS: dict[str, AlgorithmSpec] = {}
-for _module in (fedavg, scaffold, localadam, fedlada, tracking, fedopt,
-                fedadam_local, fedadam_sparse, onebit_adam, efficient_adam):  # the last four: FedAdam-SSM paper
-    for _spec in _module.SPECS:
+for _name in MODULES:
+    for _spec in importlib.import_module(f"fedlib.algorithms.{_name}").SPECS:
         ALGORITHMS[_spec.name] = _spec
 
 

@@ -19,6 +19,7 @@ Tuple fields (e.g. FedMIM's α list) accept a YAML list or a comma-separated str
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import typing
 from collections.abc import Callable, Mapping
@@ -48,7 +49,7 @@ def build(cls, values: Mapping[str, Any], algorithm: str):
             allowed = ", ".join(known) or "none"
             raise ConfigError(f"'{key}' is not a hyperparameter of algorithm={algorithm}; its hyperparameters: "
                               f"{allowed}")
-    hints = typing.get_type_hints(cls) if cls is not None else {}
+    hints = _hints(cls)
     kwargs = {key: coerce_value(key, raw, hints[key]) for key, raw in values.items()}
     inst = cls(**kwargs) if cls is not None else None
     for name, f in known.items():
@@ -56,6 +57,12 @@ def build(cls, values: Mapping[str, Any], algorithm: str):
         if rule is not None:
             rule(name, getattr(inst, name))
     return inst
+
+
+@functools.cache
+def _hints(cls) -> dict[str, Any]:
+    """The field types of `cls` (cached: `ctx.hp` rebuilds the dataclass at every local step)."""
+    return typing.get_type_hints(cls) if cls is not None else {}
 
 
 def to_dict(inst) -> dict[str, Any]:

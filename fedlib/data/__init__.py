@@ -10,13 +10,14 @@ import os
 from pathlib import Path
 
 from fedlib.data.base import DatasetSpec, FedDataset
+from fedlib.data.counterexample import COUNTEREXAMPLE
 from fedlib.data.images import IMAGE_DATASETS, DatasetUnavailable
 from fedlib.data.partition import PARTITIONERS, PartitionerSpec, partition_dataset
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.data.sources import OFFLINE_DATASETS
 from fedlib.data.transforms import prepare_batch
 
-DATASETS: dict[str, DatasetSpec] = {s.name: s for s in OFFLINE_DATASETS + IMAGE_DATASETS}
+DATASETS: dict[str, DatasetSpec] = {s.name: s for s in OFFLINE_DATASETS + IMAGE_DATASETS + (COUNTEREXAMPLE,)}
 
 
 def default_data_dir() -> Path:

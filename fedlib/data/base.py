@@ -20,7 +20,7 @@ class FedDataset:
     """
 
     name: str
-    task: Literal["classification", "regression"]
+    task: Literal["classification", "regression", "objective", "language_model"]
     x_train: Tensor
     y_train: Tensor
     x_test: Tensor
@@ -70,5 +70,5 @@ class DatasetSpec:
     name: str
     description: str
     load: Callable[[Path, int], FedDataset]
-    default_model: Literal["cnn", "resnet18", "linear", "mlp"]
+    default_model: str
     offline: bool

@@ -119,39 +119,85 @@ def dirichlet_fedma(labels: np.ndarray, n_clients: int, rng: np.random.Generator
     return _per_label_dirichlet(labels, n_clients, rng, alpha, min_client_size, True, "dirichlet_fedma")
 
 
-def dirichlet_balanced(labels: np.ndarray, n_clients: int, rng: np.random.Generator, alpha: float = 0.1) -> Parts:
-    """Per-client class prior with equal client sizes (FedDyn / FL-Simulator; c.9 sampler 1; FedMIM's Dir-alpha).
+def _equal_sizes(n_samples: int, n_clients: int) -> np.ndarray:
+    """n // N samples per client, the remainder to client 0 (FL-Simulator's `client_data_list`)."""
+    sizes = np.full(n_clients, n_samples // n_clients, dtype=np.int64)
+    sizes[0] += n_samples - sizes.sum()
+    return sizes
 
-    Every client gets exactly N // n samples (the remainder is unused). Each client draws q_i ~ Dir(alpha 1_C);
-    then, repeatedly, a uniformly random non-full client i draws a class c ~ q_i and takes the next unused
-    sample of class c (classes are shuffled once). When class c is exhausted its pool is REFILLED in the same
-    order, as FL-Simulator does (`cls_amount[c] = len(idx_list[c])`): samples of that class are then RE-USED.
-    So indices may repeat within and across clients, and disjointness/covering do NOT hold. What does hold:
-    a class's samples repeat only after every sample of that class was used, i.e. a class drawn T_c times
-    contributes min(T_c, |class c|) distinct indices, each used floor or ceil of T_c / |class c| times.
-    """
+
+def _balanced_prior_draws(labels: np.ndarray, n_clients: int, rng: np.random.Generator, alpha: float,
+                          strict: bool) -> Parts:
+    """The per-client-prior sampler behind `dirichlet_balanced` (strict=False) and its strict variant."""
     labels = _check_common(labels, n_clients)
     _check_alpha(alpha)
     classes = np.unique(labels)
-    size = len(labels) // n_clients
-    priors = np.cumsum(rng.dirichlet(np.full(len(classes), alpha), size=n_clients), axis=1)
-    priors[:, -1] = 1.0                                       # guard the inverse CDF against round-off
+    sizes = _equal_sizes(len(labels), n_clients)
+    priors = rng.dirichlet(np.full(len(classes), alpha), size=n_clients)
+    cdfs = np.cumsum(priors, axis=1)
+    cdfs[:, -1] = 1.0                                         # guard the inverse CDF against round-off
     pools = [rng.permutation(np.flatnonzero(labels == c)) for c in classes]
-    used = np.zeros(len(classes), dtype=np.int64)            # draws so far per class (pool position = used % len)
-    out = np.empty((n_clients, size), dtype=np.int64)
+    left = np.array([len(p) for p in pools], dtype=np.int64)  # unused samples per class in the current pass
+    out = [np.empty(s, dtype=np.int64) for s in sizes]
     fill = np.zeros(n_clients, dtype=np.int64)
     open_clients = list(range(n_clients))
     while open_clients:
         slot = int(rng.integers(len(open_clients)))
         i = open_clients[slot]
-        c = int(np.searchsorted(priors[i], rng.random(), side="left"))
-        out[i, fill[i]] = pools[c][used[c] % len(pools[c])]
-        used[c] += 1
+        if strict:
+            c = _draw_available(priors[i], left, rng)
+        else:
+            while True:                                       # FL-Simulator: refill an exhausted class, redraw
+                c = int(np.searchsorted(cdfs[i], rng.random(), side="left"))
+                if left[c] > 0:
+                    break
+                left[c] = len(pools[c])
+        left[c] -= 1
+        out[i][fill[i]] = pools[c][left[c]]
         fill[i] += 1
-        if fill[i] == size:
+        if fill[i] == sizes[i]:
             open_clients[slot] = open_clients[-1]
             open_clients.pop()
-    return list(out)
+    return out
+
+
+def _draw_available(prior: np.ndarray, left: np.ndarray, rng: np.random.Generator) -> int:
+    """A class from `prior` conditioned on the classes with samples left (= redraw until one has samples); uniform
+    over those classes if the prior puts no mass on any of them (possible in floating point for tiny alpha)."""
+    mass = np.where(left > 0, prior, 0.0)
+    total = mass.sum()
+    if not total > 0:
+        mass, total = (left > 0).astype(np.float64), float((left > 0).sum())
+    cdf = np.cumsum(mass / total)
+    cdf[np.flatnonzero(mass)[-1]:] = 1.0                     # round-off guard
+    return int(np.searchsorted(cdf, rng.random(), side="right"))   # first cdf > u: never a zero-mass class
+
+
+def dirichlet_balanced(labels: np.ndarray, n_clients: int, rng: np.random.Generator, alpha: float = 0.1) -> Parts:
+    """Per-client class prior with equal client sizes, exactly as FL-Simulator (FedDyn lineage; c.9 sampler 1).
+
+    Client sizes are N // n, the remainder to client 0. Each client draws q_i ~ Dir(alpha 1_C); then, repeatedly,
+    a uniformly random non-full client i draws a class c ~ q_i and takes the next unused sample of class c (each
+    class pool is shuffled once). When class c is exhausted, its pool is REFILLED and the class is REDRAWN from
+    q_i (FL-Simulator's `cls_amount[c] = len(idx_list[c]); continue`). So samples are RE-USED: indices may repeat
+    within and across clients, and disjointness/covering do NOT hold. What does hold: a class's samples repeat only
+    after every sample of that class was used in the current pass, i.e. a class drawn T_c times contributes
+    min(T_c, |class c|) distinct indices, each used floor or ceil of T_c / |class c| times. The strict variant
+    without re-use is `dirichlet_balanced_strict`.
+    """
+    return _balanced_prior_draws(labels, n_clients, rng, alpha, strict=False)
+
+
+def dirichlet_balanced_strict(labels: np.ndarray, n_clients: int, rng: np.random.Generator,
+                              alpha: float = 0.1) -> Parts:
+    """The same per-client-prior sampler without re-use (FedMIM spec section 2.3, the strict reading of A18).
+
+    As `dirichlet_balanced`, except that an exhausted class is never refilled: the class is redrawn from q_i until
+    one with unused samples comes up (sampled directly as q_i conditioned on the classes left). Sizes N // n with
+    the remainder to client 0, so the split is disjoint and covering; late clients drift from their prior once
+    their favourite classes run out.
+    """
+    return _balanced_prior_draws(labels, n_clients, rng, alpha, strict=True)
 
 
 def shards(labels: np.ndarray, n_clients: int, rng: np.random.Generator, classes_per_client: int = 2) -> Parts:
@@ -298,8 +344,10 @@ PARTITIONERS: dict[str, PartitionerSpec] = {s.name: s for s in (
     PartitionerSpec("iid", "shuffle, split into n nearly equal parts", (), iid),
     PartitionerSpec("dirichlet", "per-label Dir(alpha) over clients (Hsu et al.), unequal sizes, min-size retries",
                     ("alpha", "min_client_size"), dirichlet),
-    PartitionerSpec("dirichlet_balanced", "per-client Dir(alpha) class prior, equal sizes, FL-Simulator sample "
-                    "re-use on exhausted classes (FedMIM)", ("alpha",), dirichlet_balanced, disjoint=False),
+    PartitionerSpec("dirichlet_balanced", "per-client Dir(alpha) class prior, equal sizes, FL-Simulator refill "
+                    "and class redraw on exhausted classes (FedMIM)", ("alpha",), dirichlet_balanced, disjoint=False),
+    PartitionerSpec("dirichlet_balanced_strict", "per-client Dir(alpha) class prior, equal sizes, exhausted "
+                    "classes redrawn without re-use (disjoint, covering)", ("alpha",), dirichlet_balanced_strict),
     PartitionerSpec("dirichlet_fedma", "per-label Dir(theta=alpha) with FedMA balance step and min-size retries "
                     "(FedAdam-SSM)", ("alpha", "min_client_size"), dirichlet_fedma),
     PartitionerSpec("shards", "label-sorted shards, classes_per_client shards per client (McMahan)",

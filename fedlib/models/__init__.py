@@ -20,6 +20,7 @@ from torch import nn
 
 from fedlib.models.cnn import build_cnn, build_cnn_mnist, build_lenet5
 from fedlib.models.linear import build_linear, build_mlp
+from fedlib.models.objective import build_piecewise1d
 from fedlib.models.resnet import build_resnet18, build_resnet18_imagenet
 from fedlib.models.resnet_stem import build_resnet18_2x2
 from fedlib.models.vgg import build_vgg11, build_vgg11_gn
@@ -70,6 +71,8 @@ for _spec in [
     ModelSpec("linear", "one nn.Linear on the flattened input (flat params = [weight row-major, bias]); "
               "[B] output for regression", build_linear),
     ModelSpec("mlp", "FedAvg 2NN: flattened input -> 200 -> 200 -> classes, ReLU", build_mlp),
+    ModelSpec("piecewise1d", "one parameter x (x_0 = 10) returning the FAFED Theorem 1 functions f_i(x) per row "
+              "(task objective)", build_piecewise1d),
     ModelSpec("mlp_small", "the 2NN shape with 32 hidden units: flattened input -> 32 -> 32 -> classes (3,466 params "
               "on 8x8 digits; FedAdam-SSM's embedded stand-in)", partial(build_mlp, hidden=32)),
 ]:
