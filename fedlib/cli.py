@@ -1,4 +1,9 @@
-"""`fedlib` command line: run one configuration, list what exists, show a partition report."""
+"""`fedlib` command line: run one configuration, list what exists, show a partition report.
+
+Every failure is one line on stderr and an exit code: 2 = refused input (config, --config file, --out directory,
+checkpoint), 3 = data missing or corrupt, 1 = a write failed mid-run, 130 = interrupted. Refusals happen before
+any compute and leave nothing under --out.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,29 +13,81 @@ from pathlib import Path
 
 import yaml
 
-from fedlib.config import ConfigError, RunConfig
+from fedlib.config import ConfigError, Refused, RunConfig
 
 
 def _parse_overrides(items: list[str]) -> dict:
+    """key=value arguments; a missing '=', an empty key or value, or a key given twice is refused."""
     out = {}
     for item in items:
-        if "=" not in item:
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key:
             raise ConfigError(f"override {item!r} is not key=value; allowed keys: {', '.join(RunConfig.field_names())}")
-        key, value = item.split("=", 1)
-        out[key.strip()] = value.strip()
+        if not value:
+            raise ConfigError(f"override {item!r} has an empty value; allowed: {key}=VALUE (write {key}=none to "
+                              f"unset an optional key)")
+        if key in out:
+            raise ConfigError(f"key '{key}' is given twice ({key}={out[key]} and {key}={value}); allowed: each key "
+                              f"once")
+        out[key] = value
     return out
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.safe_load that refuses a mapping with a repeated key (PyYAML silently keeps the last one)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str) and key in seen:
+                raise ConfigError(f"key '{key}' appears twice (line {key_node.start_mark.line + 1}); allowed: each "
+                                  f"key once")
+            if isinstance(key, str):
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_config_file(config_file: str) -> dict:
+    """The mapping of config keys in a YAML file; ConfigError in one line for anything else."""
+    where = f"--config {config_file}"
+    path = Path(config_file)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: file does not exist") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{where} is a directory; allowed: a YAML file of config keys") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where} is not UTF-8 text (byte {exc.start}); allowed: a UTF-8 YAML file") from None
+    except OSError as exc:
+        raise ConfigError(f"{where} cannot be read ({exc.strerror or exc})") from None
+    try:
+        loaded = yaml.load(text, Loader=_UniqueKeyLoader)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where} is not valid YAML ({problem}{at}); allowed: a mapping of config keys") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{where}: expected a mapping of config keys (key: value lines), got a "
+                          f"{type(loaded).__name__}")
+    bad = [k for k in loaded if not isinstance(k, str)]
+    if bad:
+        raise ConfigError(f"{where}: key {bad[0]!r} is not a string; allowed keys: "
+                          f"{', '.join(RunConfig.field_names())}")
+    return loaded
 
 
 def load_config(config_file: str | None, overrides: list[str]) -> RunConfig:
     values: dict = {}
     if config_file:
-        path = Path(config_file)
-        if not path.exists():
-            raise ConfigError(f"--config {config_file}: file does not exist")
-        loaded = yaml.safe_load(path.read_text()) or {}
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"--config {config_file}: expected a mapping of config keys")
-        values.update(loaded)
+        values.update(read_config_file(config_file))
     values.update(_parse_overrides(overrides))
     from fedlib.engine import resolve
 
@@ -44,12 +101,9 @@ def _fmt(value) -> str:
 def cmd_run(args) -> int:
     cfg = load_config(args.config, args.overrides)
     out = Path(args.out)
-    if (out / "result.json").exists() and not args.force:
-        print(f"fedlib: {out / 'result.json'} exists; pass --force to overwrite", file=sys.stderr)
-        return 2
     from fedlib.engine import run
 
-    result = run(cfg, out)
+    result = run(cfg, out, force=args.force)
     s = result["summary"]
     acc = s["final_test_acc"]
     print(f"{cfg.algorithm} on {cfg.dataset}: status={s['status']} rounds={s['rounds_run']} "
@@ -128,13 +182,21 @@ def cmd_partition(args) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit 2) instead of a usage block."""
+
+    def error(self, message):
+        self.exit(2, f"fedlib: {_one_line(message)} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fedlib", description="cohort-batched federated learning")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _Parser(prog="fedlib", description="cohort-batched federated learning")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     r = sub.add_parser("run", help="run one configuration and write DIR/result.json")
     r.add_argument("--config", help="YAML file of config keys")
     r.add_argument("--out", required=True, help="output directory")
-    r.add_argument("--force", action="store_true", help="overwrite an existing result.json")
+    r.add_argument("--force", action="store_true",
+                   help="start afresh: ignore (and replace) an existing result.json and checkpoint")
     r.add_argument("overrides", nargs="*", metavar="key=value")
     r.set_defaults(fn=cmd_run)
     for name, fn, text in (("algorithms", cmd_algorithms, "list algorithms"),
@@ -152,23 +214,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from fedlib.data import DatasetUnavailable
+    from fedlib.outdir import WriteFailed
+
     try:
         return args.fn(args)
     except ConfigError as exc:
-        print(f"fedlib: invalid config: {exc}", file=sys.stderr)
+        print(f"fedlib: invalid config: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except Refused as exc:
+        print(f"fedlib: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except DatasetUnavailable as exc:
+        print(f"fedlib: {_one_line(exc)}", file=sys.stderr)
+        return 3
+    except WriteFailed as exc:
+        print(f"fedlib: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except OSError as exc:       # e.g. `partition --plot` into a missing folder: the system's reason, one line
+        print(f"fedlib: {_one_line(exc)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("fedlib: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # one clear line for the known user-facing failures
-        from fedlib.data import DatasetUnavailable
-
-        if isinstance(exc, DatasetUnavailable):
-            print(f"fedlib: {exc}", file=sys.stderr)
-            return 3
-        raise
 
 
 if __name__ == "__main__":

@@ -16,8 +16,16 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 
-class ConfigError(ValueError):
+class Refused(ValueError):
+    """A refusal before any compute (CLI exit 2); the one-line message says what is wrong and what is allowed."""
+
+
+class ConfigError(Refused):
     """An invalid configuration value; the message names the field and what is allowed."""
+
+
+MAX_THREADS = 1024
+MAX_SEED = 2**32 - 1       # generators are seeded with seed·1_000_003 + k, which must fit torch's 64-bit seed
 
 
 @dataclass
@@ -66,7 +74,9 @@ class RunConfig:
     stop_at_target: bool = False
     seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    oracle: Literal["auto", "vmap", "loop"] = "auto"
+    oracle: Literal["auto", "vmap", "loop", "timed"] = "auto"   # auto: vmap on CUDA, loop on CPU (engine.resolve)
+    threads: int = 1                        # torch intra-op threads for `run`; 0 = torch's default (every core)
+    dtype: Literal["float32", "float64"] = "float32"       # model, data and state precision
     # GPU path (docs/scale.md); chunk_size and state_device never change the numbers, autocast does
     chunk_size: int | None = None        # vmapped oracle: clients per vmap chunk (bounds activation memory)
     autocast: Literal["off", "bf16", "tf32"] = "off"       # compute precision of forward/backward; state stays fp32
@@ -191,6 +201,9 @@ class RunConfig:
         if self.stop_at_target and self.target_acc is None:
             raise ConfigError("stop_at_target=true needs target_acc; allowed: set target_acc in (0, 1]")
         _nonneg_int("seed", self.seed)
+        if self.seed > MAX_SEED:
+            raise ConfigError(f"seed={self.seed} is too large; allowed: 0 <= seed <= {MAX_SEED}")
+        _range("threads", self.threads, 0, MAX_THREADS)
         _nonneg_int("checkpoint_every", self.checkpoint_every)
         if self.chunk_size is not None:
             _positive_int("chunk_size", self.chunk_size)
@@ -203,9 +216,13 @@ class RunConfig:
         return self.clients_per_round // 2 if self.tracking_size is None else self.tracking_size
 
     def semantic_dict(self) -> dict[str, Any]:
-        """The fields that change the numbers of a run (not where or how visibly it runs)."""
+        """The fields that change the numbers of a run (not where or how visibly it runs).
+
+        The oracle path (resolved by `engine.resolve`) and the dtype are in: the two paths agree per call only to
+        float tolerance, so their records must never share a cache key. Threads are recorded, not fingerprinted.
+        """
         d = self.to_dict()
-        for key in ("device", "oracle", "progress", "checkpoint_every", "data_dir", "eval_batch_size",
+        for key in ("device", "progress", "checkpoint_every", "data_dir", "eval_batch_size", "threads",
                     "chunk_size", "state_device"):
             d.pop(key)
         if d["autocast"] == "off":    # full precision keeps the fingerprints it had before the field existed

@@ -9,6 +9,8 @@ import math
 import platform
 import sys
 import time
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +25,16 @@ from fedlib.algorithms.hparams import to_dict as hparams_to_dict
 from fedlib.config import ConfigError, RunConfig
 from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
 from fedlib.data.transforms import client_colour_factors
-from fedlib.jsonio import write_json_atomic
-from fedlib.metrics import summarize
+from fedlib.jsonio import json_safe, write_atomic, write_json_atomic
+from fedlib.metrics import DIVERGENCE_RULE, divergence_reason, summarize
 from fedlib.models import build_model
-from fedlib.oracle import Oracle, choose_mode
+from fedlib.oracle import AUTO_RULE, Oracle, auto_mode, choose_mode
+from fedlib.outdir import OutputError, WriteFailed, claimed
 
 CHECKPOINT = "checkpoint.pt"
+CHECKPOINT_FORMAT = "fedlib-checkpoint/1"
 RESULT = "result.json"
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 def resolve(cfg: RunConfig | dict) -> RunConfig:
@@ -42,6 +47,8 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
         changes["lr"] = ALGORITHMS[cfg.algorithm].lr_default
     if cfg.model == "auto":
         changes["model"] = DATASETS[cfg.dataset].default_model
+    if cfg.oracle == "auto":                # a fixed rule, never timing: the path is part of the fingerprint
+        changes["oracle"] = auto_mode(pick_device(cfg.device).type)
     full = hparams_to_dict(cfg.hp)
     if full != cfg.hparams:
         changes["hparams"] = full           # every default of the algorithm's own hyperparameters, recorded
@@ -49,24 +56,51 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
 
 
 def partition_for(cfg: RunConfig, data) -> list[np.ndarray]:
-    """The configuration's partition of `data`'s train split (each partitioner takes only the params it declares)."""
-    return partition_dataset(data, cfg.partition, cfg.n_clients, cfg.seed, alpha=cfg.alpha,
-                             classes_per_client=cfg.classes_per_client, similarity=cfg.similarity,
-                             min_client_size=cfg.min_client_size)
+    """The configuration's partition of `data`'s train split (each partitioner takes only the params it declares).
+
+    A partition that cannot be satisfied is a ConfigError naming the partition and the partitioner's reason."""
+    try:
+        parts = partition_dataset(data, cfg.partition, cfg.n_clients, cfg.seed, alpha=cfg.alpha,
+                                  classes_per_client=cfg.classes_per_client, similarity=cfg.similarity,
+                                  min_client_size=cfg.min_client_size)
+    except ValueError as exc:
+        raise ConfigError(f"partition={cfg.partition} cannot be satisfied on dataset={cfg.dataset} "
+                          f"({data.n_train} train samples): {exc}") from None
+    if len(parts) != cfg.n_clients:
+        raise ConfigError(f"partition={cfg.partition} produced {len(parts)} clients, expected n_clients="
+                          f"{cfg.n_clients}")
+    empty = [i for i, p in enumerate(parts) if len(p) == 0]
+    if empty:
+        raise ConfigError(f"partition={cfg.partition} leaves {len(empty)} of n_clients={cfg.n_clients} clients "
+                          f"without data on dataset={cfg.dataset}; allowed: fewer clients or another partition")
+    return parts
 
 
 def pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("device=cuda was requested but torch.cuda.is_available() is False")
+        raise ConfigError("device=cuda but torch sees no CUDA GPU on this machine; allowed here: auto, cpu")
     return torch.device(name)
 
 
-def environment(device: torch.device, oracle_info: dict) -> dict:
+@contextmanager
+def torch_threads(n: int):
+    """Run the block with `n` torch intra-op threads (0 = leave torch's default), restoring the previous count."""
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def environment(device: torch.device, oracle_info: dict, cfg: RunConfig) -> dict:
     env = {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
-           "platform": platform.platform(), "device": str(device), "threads": torch.get_num_threads(),
-           "oracle": oracle_info}
+           "platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+           "device": str(device), "threads": torch.get_num_threads(), "dtype": cfg.dtype,
+           "oracle": {**oracle_info, "rule": AUTO_RULE}}
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
     return env
@@ -142,21 +176,63 @@ def scatter_rows(clients: dict, cohort: Tensor, values: dict) -> None:
         clients[key][cohort.to(home)] = value.to(home)
 
 
+def _cast(data, dtype: torch.dtype):
+    """The dataset with its floating tensors (tabular features, regression targets) in `dtype`; uint8 images and
+    integer labels stay as they are (images are converted per batch by prepare_batch)."""
+    if dtype == torch.float32:
+        return data
+    cast = {k: getattr(data, k).to(dtype) for k in ("x_train", "y_train", "x_test", "y_test")
+            if getattr(data, k).is_floating_point()}
+    return replace(data, **cast)
+
+
+def _fitted_model(cfg: RunConfig, data, device: torch.device, dtype: torch.dtype) -> torch.nn.Module:
+    """Build the model and check it maps one test input to the right output shape; ConfigError if it cannot."""
+    want = (1, data.num_classes) if data.num_classes else (1,)
+    where = f"model={cfg.model} on dataset={cfg.dataset} (input shape {tuple(data.input_shape)})"
+    try:
+        model = build_model(cfg.model, data.input_shape, data.num_classes).to(device=device, dtype=dtype)
+        with torch.no_grad():
+            out = model(prepare_batch(data, data.x_test[:1], False, None, dtype))
+    except (ValueError, RuntimeError, IndexError, TypeError) as exc:
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"{where} cannot be built: {why}; allowed: a model that fits the input "
+                          f"(the dataset's default: model=auto)") from None
+    if tuple(out.shape) != want:
+        raise ConfigError(f"{where} outputs shape {tuple(out.shape)[1:]} per sample, expected "
+                          f"{want[1:]}; allowed: model=auto")
+    return model
+
+
+def _init_state(alg, oracle: Oracle, cfg: RunConfig, device: torch.device, home: torch.device
+                ) -> tuple[dict, dict]:
+    """init_state, refusing a per-client state that does not fit in memory in one line."""
+    try:
+        return init_state(alg, oracle.flat_params(), cfg, device, home)
+    except (MemoryError, RuntimeError) as exc:
+        if isinstance(exc, RuntimeError) and "alloc" not in str(exc).lower() and "memory" not in str(exc).lower():
+            raise
+        raise ConfigError(f"the per-client state of algorithm={cfg.algorithm} for n_clients={cfg.n_clients} "
+                          f"x d={oracle.d} parameters does not fit in memory; allowed: fewer clients or a smaller "
+                          f"model") from None
+
+
 class Simulation:
     """All state of one federated run, advanced one round at a time."""
 
     def __init__(self, cfg: RunConfig | dict):
+        """Load, partition and build everything; every input that cannot run is refused here, before any compute
+        (ConfigError for the configuration, DatasetUnavailable for missing or corrupt data files)."""
         self.cfg = cfg = resolve(cfg)
         self.device = pick_device(cfg.device)
+        self.dtype = DTYPES[cfg.dtype]
         self.alg = ALGORITHMS[cfg.algorithm]
-        self.data = load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed).to(self.device)
+        self.data = _cast(load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed), self.dtype).to(self.device)
+        if cfg.batch_size > self.data.n_train:
+            raise ConfigError(f"batch_size={cfg.batch_size} is larger than dataset={cfg.dataset}'s "
+                              f"{self.data.n_train} train samples; allowed: 1 <= batch_size <= {self.data.n_train}")
         parts = partition_for(cfg, self.data)
-        if len(parts) != cfg.n_clients:
-            raise RuntimeError(f"partition {cfg.partition!r} produced {len(parts)} clients, expected {cfg.n_clients}")
         self.sizes = torch.tensor([len(p) for p in parts], dtype=torch.long, device=self.device)
-        if int(self.sizes.min()) == 0:
-            raise RuntimeError(f"partition {cfg.partition!r} left a client with no data; try fewer clients or "
-                               "another partition")
         width = int(self.sizes.max())
         index = np.zeros((cfg.n_clients, width), dtype=np.int64)
         for i, p in enumerate(parts):
@@ -165,17 +241,18 @@ class Simulation:
         self.colour = self._colour_factors()                       # [n, 2] or None (train images only)
 
         torch.manual_seed(cfg.seed)
-        model = build_model(cfg.model, self.data.input_shape, self.data.num_classes).to(self.device)
+        model = _fitted_model(cfg, self.data, self.device, self.dtype)
         self.oracle = Oracle(model, self.data.task, chunk_size=cfg.chunk_size, autocast=cfg.autocast)
         self.state_device = state_home(cfg.state_device, self.device)
-        self.server, self.clients = init_state(self.alg, self.oracle.flat_params(), cfg, self.device,
-                                               self.state_device)
+        self.server, self.clients = _init_state(self.alg, self.oracle, cfg, self.device, self.state_device)
         self.cohort_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 1)
         self.alg_gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 2)
         self.batch_gen = torch.Generator(device=self.device).manual_seed(cfg.seed * 1_000_003 + 3)
         self.round = 0
         self.records: list[dict] = []
         self.status = "ok"
+        self.divergence: str | None = None       # why the run stopped as diverged (DIVERGENCE_RULE)
+        self.initial_loss: float | None = None   # mean minibatch loss of round 1's cohort at the initial model
         self.oracle_info: dict | None = None
         self.comm_per_round = float(self.alg.comm_vectors(cfg))
 
@@ -224,7 +301,7 @@ class Simulation:
         rows = torch.gather(perm, 1, pos)
         idx = torch.gather(self.index[cohort], 1, rows)                       # [C, B] dataset indices
         colour = None if self.colour is None else self.colour[cohort][:, None, :].expand(-1, B, -1)
-        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen, colour)
+        x = prepare_batch(self.data, self.data.x_train[idx], self.cfg.augment, self.batch_gen, colour, self.dtype)
         return x, self.data.y_train[idx]
 
     # ------------------------------------------------------------------ one round
@@ -257,12 +334,13 @@ class Simulation:
                   "test_loss": None, "test_acc": None, "consistency": consistency,
                   "consistency_server": consistency_server, "lr": ctx.lr,
                   "comm_vectors": self.comm_per_round * self.round, **self.count_bits()}
-        finite = math.isfinite(train_loss) and _all_finite(self.server["x"])
-        if not finite:
+        self.divergence = divergence_reason(train_loss, _all_finite(self.server["x"]), self.initial_loss)
+        if self.divergence is not None:
             self.status = "diverged"
         elif self.round % cfg.eval_every == 0 or self.round == cfg.rounds:
             record["test_loss"], record["test_acc"] = self.evaluate()
         record["wall_s"] = time.perf_counter() - start
+        record = json_safe(record)                      # non-finite numbers are recorded as None (strict JSON)
         self.records.append(record)
         return record
 
@@ -296,6 +374,8 @@ class Simulation:
             if first_loss:
                 loss_sum = loss_sum + (first_loss[0] * active).sum()
                 loss_count += active_count[k]
+                if self.initial_loss is None:           # round 1, step 0: every client is at the initial model
+                    self.initial_loss = float(first_loss[0].mean())   # one host sync per run
         return local, loss_sum, loss_count
 
     def count_bits(self) -> dict:
@@ -319,7 +399,7 @@ class Simulation:
                                        "saturation": [float(f[:, 1].min()), float(f[:, 1].max())]}}
 
     def evaluate(self) -> tuple[float, float | None]:
-        prep = lambda xb: prepare_batch(self.data, xb, False, None)  # noqa: E731
+        prep = lambda xb: prepare_batch(self.data, xb, False, None, self.dtype)  # noqa: E731
         return self.oracle.evaluate(self.server["x"], self.data.x_test, self.data.y_test, prep,
                                     self.cfg.eval_batch_size)
 
@@ -334,15 +414,27 @@ class Simulation:
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict:
-        return {"fingerprint": self.cfg.fingerprint(), "round": self.round, "records": self.records,
-                "status": self.status, "server": self.server, "clients": self.clients,
+        return {"format": CHECKPOINT_FORMAT, "fingerprint": self.cfg.fingerprint(), "round": self.round,
+                "records": self.records, "status": self.status, "divergence": self.divergence,
+                "initial_loss": self.initial_loss, "server": self.server, "clients": self.clients,
                 "cohort_gen": self.cohort_gen.get_state(), "alg_gen": self.alg_gen.get_state(),
                 "batch_gen": self.batch_gen.get_state(), "oracle_info": self.oracle_info}
 
     def load_state_dict(self, state: dict) -> None:
-        if state["fingerprint"] != self.cfg.fingerprint():
-            raise RuntimeError("checkpoint belongs to a different configuration")
-        self.round, self.records, self.status = state["round"], state["records"], state["status"]
+        """Restore a state_dict of this configuration; ValueError naming the first mismatch otherwise."""
+        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"not a {CHECKPOINT_FORMAT} state")
+        if state.get("fingerprint") != self.cfg.fingerprint():
+            raise ValueError(f"it belongs to another configuration (fingerprint {state.get('fingerprint')}, this "
+                             f"run's is {self.cfg.fingerprint()})")
+        for name, mine in (("server", self.server), ("clients", self.clients)):
+            theirs = state.get(name)
+            if not isinstance(theirs, dict) or set(theirs) != set(mine) or any(
+                    not isinstance(theirs[k], Tensor) or theirs[k].shape != v.shape or theirs[k].dtype != v.dtype
+                    for k, v in mine.items()):
+                raise ValueError(f"its {name} state does not match this configuration's")
+        self.round, self.records, self.status = int(state["round"]), list(state["records"]), state["status"]
+        self.divergence, self.initial_loss = state["divergence"], state["initial_loss"]
         self.server = {k: v.to(self.device) for k, v in state["server"].items()}
         self.clients = place_clients(state["clients"], self.state_device, self.device)
         self.cohort_gen.set_state(state["cohort_gen"])
@@ -353,18 +445,39 @@ class Simulation:
             self.oracle.mode = self.oracle_info["mode"]
 
     def save_checkpoint(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        torch.save(self.state_dict(), tmp)
-        tmp.replace(path)
+        """Write the state atomically (unique temporary name, then rename): a failed write leaves no partial file
+        and keeps the previous checkpoint."""
+        state = self.state_dict()
+        write_atomic(path, lambda fh: torch.save(state, fh))
+
+    def load_checkpoint(self, path: Path) -> None:
+        """Resume from `path` (loaded with weights_only=True: tensors and plain data, never pickled code).
+        OutputError in one line, naming the file and the fix, if it cannot be resumed."""
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            self.load_state_dict(state)
+        except Exception as exc:  # noqa: BLE001 -- truncated, empty, foreign or tampered: one clear refusal
+            why = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+            raise OutputError(f"cannot resume from {path}: {why}; move it aside (or pass --force) to start this "
+                              f"run afresh") from None
+
+    def output_bytes(self) -> int:
+        """About how much `run` writes under --out: two checkpoints (old + temporary) and the result record."""
+        state = sum(v.numel() * v.element_size() for d in (self.server, self.clients) for v in d.values())
+        ckpt = 2 * (state + 1024 * self.cfg.rounds) if self.cfg.checkpoint_every else 0
+        return ckpt + 2048 * self.cfg.rounds + 64 * self.cfg.n_clients + 2**16
 
     # ------------------------------------------------------------------ the record
     def result(self) -> dict:
         cfg = self.cfg
-        return {
+        summary = summarize(self.records, self.status, cfg.target_acc, cfg.rounds)
+        summary["divergence"] = {"rule": DIVERGENCE_RULE, "reason": self.divergence,
+                                 "initial_loss": self.initial_loss}
+        return json_safe({
             "fedlib_version": fedlib.__version__,
             "config": cfg.to_dict(),
             "fingerprint": cfg.fingerprint(),
-            "environment": environment(self.device, self.oracle_info or {}),
+            "environment": environment(self.device, self.oracle_info or {}, cfg),
             "model": {"name": cfg.model, "num_params": self.oracle.d},
             "dataset": {"name": cfg.dataset, "source": self.data.source, "n_train": int(self.data.x_train.shape[0]),
                         "n_test": int(self.data.x_test.shape[0]), "num_classes": self.data.num_classes},
@@ -372,8 +485,8 @@ class Simulation:
             **self._colour_record(),
             "comm": {"vectors_per_round": self.comm_per_round, "bits_per_vector": 32 * self.oracle.d},
             "rounds": self.records,
-            "summary": summarize(self.records, self.status, cfg.target_acc, cfg.rounds),
-        }
+            "summary": summary,
+        })
 
 
 def _progress(sim: Simulation, initial: int):
@@ -384,21 +497,8 @@ def _progress(sim: Simulation, initial: int):
                 unit="round", leave=False)
 
 
-def run(cfg: RunConfig | dict, out_dir: str | Path | None = None, *, stop_after: int | None = None) -> dict:
-    """Run one configuration to the end and return its result record.
-
-    With `out_dir`, the record is written to `out_dir/result.json` (atomically) and, when `checkpoint_every > 0`,
-    a checkpoint every N rounds; an existing checkpoint for the same configuration is resumed exactly.
-    `stop_after` ends the run early after that round (used to test kill-and-resume); the record is not written.
-    Nothing is written when the configuration is invalid: validation happens before any directory is made.
-    """
-    sim = Simulation(cfg)
-    out = Path(out_dir) if out_dir is not None else None
-    ckpt = out / CHECKPOINT if out is not None else None
-    if ckpt is not None and ckpt.exists():
-        sim.load_state_dict(torch.load(ckpt, weights_only=False))
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+def _drive(sim: Simulation, ckpt: Path | None, stop_after: int | None) -> None:
+    """Run rounds until the simulation is finished (or `stop_after`), checkpointing every checkpoint_every rounds."""
     bar = _progress(sim, sim.round)
     try:
         while not sim.finished:
@@ -407,14 +507,52 @@ def run(cfg: RunConfig | dict, out_dir: str | Path | None = None, *, stop_after:
             if rec["test_acc"] is not None:
                 bar.set_postfix(acc=f"{rec['test_acc']:.3f}", loss=f"{rec['train_loss']:.3f}")
             if ckpt is not None and sim.cfg.checkpoint_every and sim.round % sim.cfg.checkpoint_every == 0:
-                sim.save_checkpoint(ckpt)
+                try:
+                    sim.save_checkpoint(ckpt)
+                except OSError as exc:
+                    raise WriteFailed(f"cannot write checkpoint {ckpt} after round {sim.round} "
+                                      f"({exc.strerror or exc}); no partial file was left and the previous "
+                                      f"checkpoint is intact: free space, then run the same command to resume"
+                                      ) from None
             if stop_after is not None and sim.round >= stop_after:
-                return sim.result()
+                return
     finally:
         bar.close()
-    result = sim.result()
-    if out is not None:
-        write_json_atomic(out / RESULT, result)
-        if ckpt is not None and ckpt.exists():
-            ckpt.unlink()
-    return result
+
+
+def run(cfg: RunConfig | dict, out_dir: str | Path | None = None, *, stop_after: int | None = None,
+        force: bool = False) -> dict:
+    """Run one configuration to the end and return its result record.
+
+    With `out_dir`, the record is written to `out_dir/result.json` (atomically) and, when `checkpoint_every > 0`,
+    a checkpoint every N rounds; an existing checkpoint for the same configuration is resumed exactly.
+    Everything that can be refused is refused before round 1, in one line, with nothing left under `out_dir`:
+    the configuration, the data and the model (`Simulation`), then the directory (`fedlib.outdir.claimed`: another
+    run holds it, unwritable, too little space), an existing result.json, a checkpoint that cannot be resumed.
+    `force=True` ignores an existing result.json and checkpoint and starts afresh (they are replaced as the new
+    run writes). `stop_after` ends the run early after that round (used to test kill-and-resume); the record is
+    returned but not written.
+    """
+    cfg = resolve(cfg)
+    with torch_threads(cfg.threads):
+        sim = Simulation(cfg)
+        if out_dir is None:
+            _drive(sim, None, stop_after)
+            return sim.result()
+        with claimed(out_dir, sim.output_bytes()) as out:
+            ckpt = out / CHECKPOINT
+            if not force and (out / RESULT).exists():
+                raise OutputError(f"{out / RESULT} exists; pass --force to overwrite it, or choose another --out")
+            if not force and ckpt.exists():
+                sim.load_checkpoint(ckpt)
+            _drive(sim, ckpt, stop_after)
+            result = sim.result()
+            if stop_after is not None and sim.round >= stop_after:
+                return result
+            try:
+                write_json_atomic(out / RESULT, result)
+            except OSError as exc:
+                kept = f"; the checkpoint {ckpt} is kept" if ckpt.exists() else ""
+                raise WriteFailed(f"cannot write {out / RESULT} ({exc.strerror or exc}){kept}") from None
+            ckpt.unlink(missing_ok=True)
+            return result

@@ -1,12 +1,24 @@
-"""Atomic JSON writes: a killed process never leaves a half-written result or cache record."""
+"""Atomic, strict file writes: a killed or failing process never leaves a half-written result, record or checkpoint.
+
+Every write goes to a uniquely named temporary sibling (`tempfile.mkstemp`, so two processes or threads never share
+one; the name ends in `.<pid>.tmp`), is flushed to disk, then renamed over the target with `os.replace` (atomic on
+POSIX and Windows). On any error the temporary file is removed and the target is left as it was.
+
+JSON is written strictly: NaN and ±inf become null (bare `NaN` is not JSON), so every record parses everywhere.
+"""
 from __future__ import annotations
 
 import json
+import math
 import os
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
+
+TMP_SUFFIX = ".tmp"
 
 
 def _default(o):
@@ -17,17 +29,35 @@ def _default(o):
     raise TypeError(f"not JSON serialisable: {type(o)}")
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON to `path` via a temporary sibling and `os.replace` (atomic on POSIX and Windows)."""
+def json_safe(obj: Any) -> Any:
+    """A copy of `obj` with every non-finite float (NaN, ±inf) replaced by None."""
+    if isinstance(obj, float | np.floating):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Call `write(fh)` on a fresh temporary sibling of `path`, fsync it, and rename it over `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # `.<name>.<random>.<pid>.tmp`: unique per call; the pid lets a cleaner tell a dead writer's orphan from a live one
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".{os.getpid()}{TMP_SUFFIX}")
     try:
-        with open(tmp, "w") as fh:
-            json.dump(obj, fh, indent=1, default=_default)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write `obj` as strict JSON (non-finite floats as null) to `path`, atomically."""
+    text = json.dumps(json_safe(obj), indent=1, default=_default, allow_nan=False)
+    write_atomic(path, lambda fh: fh.write(text.encode()))

@@ -3,6 +3,27 @@ from __future__ import annotations
 
 import math
 
+BLOWUP_FACTOR = 1e4
+DIVERGENCE_RULE = (f"diverged when the round's train loss or the global model is NaN/inf, or the train loss exceeds "
+                   f"{BLOWUP_FACTOR:g} x the initial loss (the mean minibatch loss of round 1's cohort at the "
+                   f"initial model)")
+
+
+def divergence_reason(train_loss: float, model_finite: bool, initial_loss: float | None) -> str | None:
+    """Why a round counts as diverged under DIVERGENCE_RULE, or None.
+
+    NaN/inf alone misses runs that blow up without overflowing (FAdamGT at lr = 1e6 trains at loss ~1e28). A loss
+    10^4 times the loss of the untrained model is a blow-up for any bounded-below loss (cross-entropy starts near
+    ln C, least squares at its initial residual), yet far above the noise of a healthy run.
+    """
+    if not math.isfinite(train_loss):
+        return f"train loss is {train_loss}"
+    if not model_finite:
+        return "the global model has NaN/inf entries"
+    if initial_loss is not None and initial_loss > 0 and train_loss > BLOWUP_FACTOR * initial_loss:
+        return f"train loss {train_loss:.4g} > {BLOWUP_FACTOR:g} x initial loss {initial_loss:.4g}"
+    return None
+
 
 def rounds_to_target(records: list[dict], target: float | None) -> int | None:
     """First round whose evaluated global test accuracy is >= target (spec A13); None if never reached."""

@@ -1,7 +1,8 @@
 """Cohort gradient oracle over flat parameter vectors.
 
 Given C parameter vectors `[C, d]` and one minibatch per client `[C, B, ...]`, return the losses `[C]` and the
-gradients `[C, d]`. Two interchangeable paths compute the same numbers:
+gradients `[C, d]`. Two interchangeable paths compute the same numbers per call up to float round-off (different
+kernels sum in different orders), so a whole run is bit-identical only on the same path:
 
 * ``vmap``: torch.func.functional_call + grad_and_value, vmapped over the client axis (on GPU the convolutions
   become one grouped convolution for the whole cohort);
@@ -156,25 +157,37 @@ def _choice_cache() -> Path:
     return root / "oracle_choice.json"
 
 
-def choose_mode(requested: str, oracle: Oracle, params: Tensor, x: Tensor, y: Tensor) -> tuple[str, dict]:
-    """Resolve ``auto``: vmap on CUDA; on CPU whichever path is faster on a real cohort batch.
+AUTO_RULE = "auto: vmap on CUDA, loop on CPU (fixed by device; loop is as fast or faster for small CPU models)"
 
-    A CPU measurement is cached on disk (keyed by model, shapes and torch version) so later runs of the same
-    setting take the same path, keeping same-seed runs bit-identical.
+
+def auto_mode(device_type: str) -> str:
+    """The deterministic default path: vmap on CUDA (one grouped kernel per layer), loop on CPU."""
+    return "vmap" if device_type == "cuda" else "loop"
+
+
+def choose_mode(requested: str, oracle: Oracle, params: Tensor, x: Tensor, y: Tensor) -> tuple[str, dict]:
+    """The path to run and a record of why. `loop`/`vmap` are taken as given (`auto` is resolved to one of them by
+    `engine.resolve`, before the fingerprint is computed).
+
+    `timed` (opt-in) times both paths on the first real cohort batch and takes the faster; the choice is cached on
+    disk (keyed by model, shapes, threads and torch version) so later runs of the same setting take the same path.
+    The fingerprint of a timed run says `timed`, never the path, so its cached records never mix with either path's.
     """
     if requested in MODES:
         return requested, {"requested": requested, "mode": requested}
-    if params.device.type == "cuda":
-        return "vmap", {"requested": "auto", "mode": "vmap", "reason": "cuda"}
-    key = "|".join([type(oracle.model).__name__, str(oracle.d), str(tuple(x.shape)), torch.__version__,
+    if requested != "timed":
+        raise ValueError(f"oracle={requested!r} must be resolved first; allowed here: vmap, loop, timed")
+    key = "|".join([type(oracle.model).__name__, str(oracle.d), str(tuple(x.shape)), str(x.dtype), torch.__version__,
                     str(torch.get_num_threads())])
     cache_file = _choice_cache()
     try:
         cache = json.loads(cache_file.read_text())
     except (OSError, ValueError):
         cache = {}
-    if key in cache:
-        return cache[key]["mode"], {"requested": "auto", "cached": True, **cache[key]}
+    cache = cache if isinstance(cache, dict) else {}          # a damaged cache file is ignored and rewritten
+    entry = cache.get(key)
+    if isinstance(entry, dict) and entry.get("mode") in MODES:
+        return entry["mode"], {"requested": "timed", "cached": True, **entry}
     timings = {}
     for mode in MODES:
         oracle.mode = mode
@@ -193,11 +206,12 @@ def choose_mode(requested: str, oracle: Oracle, params: Tensor, x: Tensor, y: Te
         tmp.replace(cache_file)
     except OSError:
         pass
-    return mode, {"requested": "auto", "cached": False, **entry}
+    return mode, {"requested": "timed", "cached": False, **entry}
 
 
 def is_finite(t: Tensor) -> bool:
     return bool(torch.isfinite(t).all())
 
 
-__all__ = ["AUTOCAST", "Oracle", "choose_mode", "loss_fn_for", "MODES", "is_finite", "precision"]
+__all__ = ["AUTOCAST", "AUTO_RULE", "Oracle", "auto_mode", "choose_mode", "loss_fn_for", "MODES", "is_finite",
+           "precision"]

@@ -43,7 +43,7 @@ def test_config_file_and_overrides(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("algorithm: scaffold\nrounds: 2\n")
     out = tmp_path / "run"
-    assert main(["run", "--config", str(cfg), "--out", str(out), *FAST[:-1], "rounds=2"]) == 0
+    assert main(["run", "--config", str(cfg), "--out", str(out), *FAST[:3], *FAST[4:-1]]) == 0
     rec = json.loads((out / "result.json").read_text())
     assert rec["config"]["algorithm"] == "scaffold" and len(rec["rounds"]) == 2
     assert rec["rounds"][-1]["comm_vectors"] == 8.0          # SCAFFOLD: 4 vectors per round

@@ -1,7 +1,8 @@
 """Every artefact notebook executes under papermill at tiny parameters with the real engine and writes its files.
 
-Each notebook runs with `overrides` that shrink its params.yaml block (1–2 seeds, 2–3 rounds, small grids), a
-temporary `out_dir` and `cache_dir`, and `workers=1`, from the repository root (as DVC runs it).
+Each notebook runs with `overrides` that shrink its params.yaml block (1–2 seeds, 2–3 rounds, small grids) and
+`workers=1`, from a temporary working directory with the default (empty) `out_dir` and `cache_dir`: the files must
+land in runs/<paper>/explore/ and the runs in runs/<paper>/<artefact>/ there, never in reports/.
 """
 from __future__ import annotations
 
@@ -40,18 +41,22 @@ def _headless(monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "agg")
 
 
-def _execute(name: str, tmp_path: Path, **params) -> Path:
+def _execute(name: str, tmp_path: Path, cwd: Path = ROOT, **params) -> Path:
     out = tmp_path / f"{name}.executed.ipynb"
     papermill.execute_notebook(
         str(ROOT / "notebooks" / f"fadamgt_{name}.ipynb"), str(out), kernel_name=KERNEL, progress_bar=False,
-        cwd=str(ROOT), parameters=params, start_timeout=120)
+        cwd=str(cwd), parameters=params, start_timeout=120)
     return out
 
 
 @pytest.mark.parametrize("name", list(TINY))
 def test_notebook_writes_its_artefact(name, tmp_path):
-    out_dir, cache = tmp_path / "reports", tmp_path / "runs"
-    _execute(name, tmp_path, overrides=TINY[name], out_dir=str(out_dir), cache_dir=str(cache), workers=1)
+    work = tmp_path / "work"
+    work.mkdir()
+    executed = _execute(name, tmp_path, cwd=work, overrides=TINY[name], params_file=str(ROOT / "params.yaml"),
+                        workers=1)
+    out_dir, cache = work / "runs" / "fadamgt" / "explore", work / "runs" / "fadamgt" / name
+    assert sorted(p.name for p in work.iterdir()) == ["runs"]           # nothing outside runs/, no reports/
     for f in FILES[name]:
         assert (out_dir / f).stat().st_size > 0, f
     md = (out_dir / f"{name}.md").read_text()
@@ -66,6 +71,22 @@ def test_notebook_writes_its_artefact(name, tmp_path):
     csv = pd.read_csv(out_dir / f"{name}.csv")
     check = globals()[f"_check_{name}"]
     check(csv, md, records)
+    _check_shown_inline(nbformat.read(executed, as_version=4), name, len(records))
+
+
+def _check_shown_inline(nb, name: str, n_runs: int):
+    """The executed notebook shows the resolved settings, a table of the runs, the artefact and the claims."""
+    outputs = {i: c.outputs for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+    text = lambda i: " ".join(str(o.get("data", {}).get("text/markdown", "")) + str(o.get("data", {}).get(
+        "text/plain", "")) + str(o.get("text", "")) for o in outputs[i])
+    start, runs, art, claims = (i for i in outputs if i > 1)
+    assert f"**fadamgt_{name}**, profile **embedded**" in text(start) and "seeds:" in text(start)
+    html = [o["data"]["text/html"] for o in outputs[runs] if "text/html" in o.get("data", {})]
+    assert html and html[0].count("<tr") == n_runs + 1                 # header + one row per run
+    assert "| Paper dataset | Used here |" in text(art)
+    if name != "table1":
+        assert any("image/png" in o.get("data", {}) for o in outputs[art])
+    assert "## Claims checked on the reproduced numbers" in text(claims) and "Evidence:" in text(claims)
 
 
 def _check_table1(csv, md, records):
@@ -122,7 +143,28 @@ def test_notebooks_are_committed_clean_with_a_parameters_cell(name):
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, "commit notebooks without outputs"
     assert nb.metadata["kernelspec"]["name"] == KERNEL
-    assert "check_notebook_parameters" in nb.cells[2].source
+    assert f"from fedlib.papers.fadamgt import {name} as artefact" in nb.cells[2].source
+    assert "notebook.start(artefact)" in nb.cells[2].source
+
+
+@pytest.mark.parametrize("name", list(TINY))
+def test_every_notebook_is_the_shared_template(name):
+    """Code cells are exactly the template's (fedlib.reporting.notebook.template): a new notebook is generated."""
+    from fedlib.reporting.notebook import template
+
+    nb = nbformat.read(ROOT / "notebooks" / f"fadamgt_{name}.ipynb", as_version=4)
+    want = template("fadamgt", name, "t", "a")
+    assert [(c.cell_type, c.source if c.cell_type == "code" else "") for c in nb.cells] == \
+        [(c.cell_type, c.source if c.cell_type == "code" else "") for c in want.cells]
+
+
+@pytest.mark.parametrize("name", list(TINY))
+def test_papermill_sees_every_parameter(name):
+    """papermill parses each parameter (a comment holding '=' hides it: 'Passed unknown parameter')."""
+    from fedlib.reporting.notebook import PARAMETERS
+
+    found = papermill.inspect_notebook(str(ROOT / "notebooks" / f"fadamgt_{name}.ipynb"))
+    assert list(found) == list(PARAMETERS)
 
 
 def test_unknown_or_mistyped_parameters_are_rejected(tmp_path):
@@ -130,6 +172,8 @@ def test_unknown_or_mistyped_parameters_are_rejected(tmp_path):
 
     with pytest.raises(PapermillExecutionError, match="unknown notebook parameter"):
         _execute("fig3", tmp_path, profil="paper", out_dir=str(tmp_path / "r"), cache_dir=str(tmp_path / "c"))
+    with pytest.raises(PapermillExecutionError, match="unknown override 'fadamgt_fig3.embedded.lrs'"):
+        _execute("fig3", tmp_path, overrides={"lrs": {}}, out_dir=str(tmp_path / "r"), cache_dir=str(tmp_path / "c"))
     with pytest.raises(PapermillExecutionError, match="force_recompute='true' must be bool"):
         _execute("fig3", tmp_path, force_recompute="true", out_dir=str(tmp_path / "r"), cache_dir=str(tmp_path / "c"))
     assert not (tmp_path / "r").exists()

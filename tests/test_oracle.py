@@ -1,4 +1,5 @@
 """The two oracle paths compute the same losses and gradients, and match plain autograd on a module."""
+import pytest
 import torch
 
 from fedlib.models import build_model
@@ -48,13 +49,17 @@ def test_flat_roundtrip_and_order():
     assert torch.equal(oracle.unflatten(flat)["fc.weight"], model.fc.weight.detach())
 
 
-def test_choose_mode_forced_and_cached(tmp_path, monkeypatch):
+def test_choose_mode_forced_and_timed_is_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path))
     _, oracle, params, x, y = _setup(C=2, B=4)
     assert choose_mode("loop", oracle, params, x, y)[0] == "loop"
     assert choose_mode("vmap", oracle, params, x, y)[0] == "vmap"
-    first, info = choose_mode("auto", oracle, params, x, y)
-    assert first in ("vmap", "loop") and info["cached"] is False
-    again, info2 = choose_mode("auto", oracle, params, x, y)
+    first, info = choose_mode("timed", oracle, params, x, y)
+    assert first in ("vmap", "loop") and info["cached"] is False and set(info["seconds_per_call"]) == {"vmap", "loop"}
+    again, info2 = choose_mode("timed", oracle, params, x, y)
     assert again == first and info2["cached"] is True
     assert (tmp_path / "oracle_choice.json").exists()
+    (tmp_path / "oracle_choice.json").write_text("[not a mapping")          # a damaged cache is re-measured
+    assert choose_mode("timed", oracle, params, x, y)[1]["cached"] is False
+    with pytest.raises(ValueError, match="resolved first"):
+        choose_mode("auto", oracle, params, x, y)                           # auto never times: engine.resolve

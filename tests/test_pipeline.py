@@ -12,15 +12,18 @@ import pytest
 import yaml
 
 from fedlib.config import RunConfig
+from fedlib.papers.fadamgt import reference as P
+from fedlib.reporting import artefact as A
 from fedlib.reporting import claims as C
-from fedlib.reporting import fadamgt
-from fedlib.reporting import paper_fadamgt as P
+from fedlib.reporting import schema
+from fedlib.reporting.grid import run_configs
 from fedlib.reporting.profiles import SettingsError, load_settings, merge
 from fedlib.reporting.tables import aggregate_costs, format_cost, run_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = ROOT / "params.yaml"
 SECTIONS = ["fadamgt_table1", "fadamgt_fig2", "fadamgt_fig3", "fadamgt_fig4"]
+ARTEFACTS = [a for paper in A.papers() for a in A.artefacts(paper)]       # every paper's, for the generic checks
 TINY = {"algorithm": "fedavg", "dataset": "lstsq", "partition": "natural", "n_clients": 10, "clients_per_round": 2,
         "rounds": 2, "device": "cpu", "oracle": "loop", "progress": False}
 
@@ -33,7 +36,8 @@ def _params() -> dict:
 def test_every_section_declares_both_profiles_with_the_same_keys():
     params = _params()
     assert params["profile"] == "embedded", "the committed default must be the offline embedded scale"
-    for section in SECTIONS:
+    assert [a.section for a in ARTEFACTS if a.paper == "fadamgt"] == SECTIONS
+    for section in [a.section for a in ARTEFACTS]:
         blocks = params[section]
         assert set(blocks) == {"embedded", "paper"}, section
         assert set(blocks["embedded"]) == set(blocks["paper"]), section
@@ -89,10 +93,11 @@ def test_paper_profile_matches_the_paper_settings():
 
 
 @pytest.mark.parametrize("profile", ["embedded", "paper"])
-@pytest.mark.parametrize("section", SECTIONS)
-def test_every_configuration_of_every_artefact_validates(section, profile):
-    settings = load_settings(section, profile, params_file=PARAMS)
-    configs = getattr(fadamgt, section.split("_", 1)[1] + "_configs")(settings)
+@pytest.mark.parametrize("art", ARTEFACTS, ids=lambda a: a.section)
+def test_every_configuration_of_every_artefact_validates(art, profile):
+    """Every block passes its artefact's schema and every configuration of both profiles resolves, offline."""
+    settings = load_settings(art.section, profile, params_file=PARAMS, schema=art.module.PARAMS)
+    configs = art.module.configs(settings)
     assert configs
     for cfg in configs:
         RunConfig.from_dict(cfg).validate()
@@ -100,29 +105,121 @@ def test_every_configuration_of_every_artefact_validates(section, profile):
     assert len(set(fps)) == len(fps), "duplicate configurations in a grid"
     if profile == "embedded":
         assert all(c["device"] == "cpu" for c in configs)
+    if profile == "embedded" and art.paper == "fadamgt":
         assert {c["dataset"] for c in configs} <= {"digits", "synthetic"}, "embedded scale must stay offline"
 
 
 def test_embedded_grid_sizes_fit_the_budget():
-    sizes = {s: len(getattr(fadamgt, s.split("_", 1)[1] + "_configs")(load_settings(s, "embedded",
-                                                                                    params_file=PARAMS)))
-             for s in SECTIONS}
+    sizes = {a.section: len(a.module.configs(load_settings(a.section, "embedded", params_file=PARAMS)))
+             for a in A.artefacts("fadamgt")}
     assert sizes == {"fadamgt_table1": 54, "fadamgt_fig2": 54, "fadamgt_fig3": 36, "fadamgt_fig4": 54}
 
 
+def test_artefact_identity_follows_from_the_module_name():
+    from fedlib.papers import fadamgt
+    from fedlib.papers.fadamgt import fig3
+
+    art = A.of(fig3)
+    assert (art.paper, art.name, art.section, art.stage) == ("fadamgt", "fig3", "fadamgt_fig3", "fadamgt_fig3")
+    assert art.notebook == "notebooks/fadamgt_fig3.ipynb" and art.order == 2
+    assert str(art.reports_dir) == "reports/fadamgt" and str(art.cache_dir) == "runs/fadamgt/fig3"
+    assert fadamgt.PAPER.short == "Parameter Tracking in Federated Learning with Adaptive Optimization (Chen et al.)"
+    assert fadamgt.PAPER.doc == "docs/papers/fadamgt.md"
+    with pytest.raises(ValueError, match="not an artefact module"):
+        A.of("fedlib.reporting.tables")
+
+
+# ---------------------------------------------------------------------------------------------- schema
+def _params_copy(tmp_path, edit) -> Path:
+    """A copy of params.yaml with one block edited by `edit(params)`."""
+    params = _params()
+    edit(params)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+    return path
+
+
+def _fig3_settings(path, profile="embedded", overrides=None):
+    from fedlib.papers.fadamgt import fig3
+
+    return load_settings("fadamgt_fig3", profile, overrides, path, schema=fig3.PARAMS)
+
+
+def test_a_misspelt_key_is_refused_naming_the_key_the_block_and_the_file(tmp_path):
+    def misspell_lr(p):
+        p["fadamgt_fig3"]["embedded"]["lrs"] = p["fadamgt_fig3"]["embedded"].pop("lr")
+
+    path = _params_copy(tmp_path, misspell_lr)
+    with pytest.raises(SettingsError, match=rf"{path}: block fadamgt_fig3.embedded: unknown key 'lrs' "
+                                            r"\(did you mean 'lr'\?\)"):
+        _fig3_settings(path)
+
+    def misspell_paper_block(p):                                  # the block the notebook does not run is checked too
+        p["fadamgt_fig3"]["paper"]["alpha_gird"] = p["fadamgt_fig3"]["paper"].pop("alpha_grid")
+
+    with pytest.raises(SettingsError, match="block fadamgt_fig3.paper: unknown key 'alpha_gird'"):
+        _fig3_settings(_params_copy(tmp_path, misspell_paper_block))
+
+    def drop_seeds(p):
+        del p["fadamgt_fig3"]["embedded"]["seeds"]
+
+    with pytest.raises(SettingsError, match="block fadamgt_fig3.embedded: missing required key 'seeds'"):
+        _fig3_settings(_params_copy(tmp_path, drop_seeds))
+
+    def misspell_run_field(p):
+        p["fadamgt_fig3"]["embedded"]["run"]["batchsize"] = 8
+
+    with pytest.raises(SettingsError, match=r"fadamgt_fig3.embedded: run: unknown RunConfig field 'batchsize' "
+                                            r"\(did you mean 'batch_size'\?\)"):
+        _fig3_settings(_params_copy(tmp_path, misspell_run_field))
+
+    def unknown_method(p):
+        p["fadamgt_fig3"]["embedded"]["algorithms"].append("fadamgtt")
+
+    with pytest.raises(SettingsError, match=r"algorithms\[3\]: unknown algorithm 'fadamgtt' \(did you mean "
+                                            r"'fadamgt'\?\)"):
+        _fig3_settings(_params_copy(tmp_path, unknown_method))
+
+
+def test_one_algorithms_hyperparameter_belongs_under_hparams(tmp_path):
+    sch = schema.grid()
+
+    def with_run_key(p):
+        p["fadamgt_fig3"]["embedded"]["run"]["tau"] = 0.001
+
+    path = _params_copy(tmp_path, with_run_key)
+    with pytest.raises(SettingsError, match=r"'tau' is a hyperparameter of fedopt_adam.*put it under hparams"):
+        load_settings("fadamgt_fig3", "embedded", params_file=path, schema={**sch, "alpha_grid": schema.Key(
+            schema.numbers())})
+    block = {"rows": ["a"], "datasets": {"a": {"dataset": "lstsq", "rounds": 2}}, "seeds": [0],
+             "algorithms": ["fedavg", "fedopt_adam"], "run": {"n_clients": 10, "partition": "natural"},
+             "hparams": {"fedopt_adam": {"tau": 0.001}}}
+    schema.validate(block, sch, "test block")
+    cfgs = run_configs(block, block["datasets"]["a"], block["algorithms"], block["seeds"])
+    assert [c.get("tau") for c in cfgs] == [None, 0.001]                  # merged into that algorithm's runs only
+    assert RunConfig.from_dict(cfgs[1]).hparams == {"tau": 0.001}
+    with pytest.raises(SettingsError, match=r"hparams.fedopt_adam: 'tauu' is not a hyperparameter of "
+                                            r"algorithm=fedopt_adam"):
+        schema.validate({**block, "hparams": {"fedopt_adam": {"tauu": 1.0}}}, sch, "test block")
+    with pytest.raises(SettingsError, match=r"hparams.fedopt_adam: .*tau"):
+        schema.validate({**block, "hparams": {"fedopt_adam": {"tau": -1.0}}}, sch, "test block")
+
+
 def test_settings_overrides_are_checked():
-    s = load_settings("fadamgt_fig3", "embedded", {"seeds": [0], "run": {"batch_size": 8, "beta2": 0.999}},
-                      params_file=PARAMS)
+    s = _fig3_settings(PARAMS, overrides={"seeds": [0], "run": {"batch_size": 8, "beta2": 0.999}})
     assert s["seeds"] == [0] and s["run"]["batch_size"] == 8 and s["run"]["beta2"] == 0.999
     assert s["profile"] == "embedded" and s["alpha_grid"] == [0.1, 0.3, 0.5, 1.0]
     with pytest.raises(SettingsError, match="unknown override 'fadamgt_fig3.embedded.alpha_gird'"):
-        load_settings("fadamgt_fig3", "embedded", {"alpha_gird": [0.1]}, params_file=PARAMS)
-    with pytest.raises(SettingsError, match="not a RunConfig field"):
-        load_settings("fadamgt_fig3", "embedded", {"run": {"batchsize": 8}}, params_file=PARAMS)
+        _fig3_settings(PARAMS, overrides={"alpha_gird": [0.1]})
+    with pytest.raises(SettingsError, match=r"overrides of block fadamgt_fig3.embedded .*unknown RunConfig field "
+                                            r"'batchsize'"):
+        _fig3_settings(PARAMS, overrides={"run": {"batchsize": 8}})
     with pytest.raises(SettingsError, match="must be a boolean"):
-        load_settings("fadamgt_fig3", "embedded", {"run": {"augment": "false"}}, params_file=PARAMS)
+        _fig3_settings(PARAMS, overrides={"run": {"augment": "false"}})
     with pytest.raises(SettingsError, match="unknown profile"):
-        load_settings("fadamgt_fig3", "huge", params_file=PARAMS)
+        _fig3_settings(PARAMS, profile="huge")
+    s = _fig3_settings(PARAMS, overrides={"hparams": {"fadamgt": {}}, "lr": {"fadamgt": 0.002}})
+    assert s["hparams"] == {"fadamgt": {}} and s["lr"]["fadamgt"] == 0.002     # optional keys the block lacks
     assert merge({"a": 1.0}, {"a": 2}) == {"a": 2}
 
 
@@ -262,8 +359,9 @@ def test_dvc_yaml_stages_are_per_artefact():
         assert outs[f"runs/fadamgt/{art}.ipynb"] == {}                      # executed notebook: DVC cache
         for path, opts in outs.items():
             if path.startswith("reports/"):
-                assert opts == {"cache": False}, path                        # committed to git
-        assert st["metrics"] == [{f"reports/fadamgt/{art}.json": {"cache": False}}]
+                assert opts == {"cache": False, "persist": True}, path       # committed to git, kept on failure
+        assert st["metrics"] == [{f"reports/fadamgt/{art}.json": {"cache": False, "persist": True}}]
+        assert f"-p out_dir reports/fadamgt -p cache_dir runs/fadamgt/{art}" in st["cmd"]
 
 
 def test_dvc_dag_and_dry_run():

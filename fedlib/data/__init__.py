@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fedlib.data.base import DatasetSpec, FedDataset
 from fedlib.data.counterexample import COUNTEREXAMPLE
-from fedlib.data.images import IMAGE_DATASETS, DatasetUnavailable
+from fedlib.data.images import IMAGE_DATASETS, DatasetCorrupt, DatasetUnavailable
 from fedlib.data.partition import PARTITIONERS, PartitionerSpec, partition_dataset
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.data.sources import OFFLINE_DATASETS
@@ -26,7 +26,8 @@ def default_data_dir() -> Path:
 
 
 def load_dataset(name: str, data_dir: str | Path | None = None, seed: int = 0) -> FedDataset:
-    """Load dataset `name` (see DATASETS); real ones may raise DatasetUnavailable when offline."""
+    """Load dataset `name` (see DATASETS); real ones may raise DatasetUnavailable when offline, and DatasetCorrupt
+    (a subclass) naming the file when a data file is present but unusable."""
     if name not in DATASETS:
         raise ValueError(f"unknown dataset '{name}'; allowed: {', '.join(DATASETS)}")
     return DATASETS[name].load(Path(data_dir).expanduser() if data_dir is not None else default_data_dir(), seed)
@@ -36,6 +37,7 @@ __all__ = [
     "DATASETS",
     "PARTITIONERS",
     "DatasetSpec",
+    "DatasetCorrupt",
     "DatasetUnavailable",
     "FedDataset",
     "PartitionerSpec",

@@ -72,19 +72,21 @@ def normalise(x: Tensor, mean: tuple[float, ...], std: tuple[float, ...]) -> Ten
 
 
 def prepare_batch(dataset: FedDataset, x: Tensor, augment: bool = False,
-                  generator: torch.Generator | None = None, colour: Tensor | None = None) -> Tensor:
+                  generator: torch.Generator | None = None, colour: Tensor | None = None,
+                  dtype: torch.dtype = torch.float32) -> Tensor:
     """Turn a raw batch of any leading shape into model input.
 
     * uint8 images [..., C, H, W]: x / 255, then (if `colour` [..., 2] is given: RGB only) the per-image
       brightness/saturation perturbation, then (if augment) per-sample zero-pad crop (pad = `crop_padding(H)`)
-      and horizontal flip with p = 0.5, then per-channel (mean, std) normalisation -> float32, same shape.
+      and horizontal flip with p = 0.5, then per-channel (mean, std) normalisation -> `dtype` (float32 by
+      default), same shape.
       Padding is applied to the [0, 1] image (black border), as torchvision's RandomCrop does before Normalize.
     * float input (tabular features) passes through unchanged; integer non-uint8 input (token ids) too.
     """
     if x.dtype != torch.uint8:
         return x
     lead, chw = x.shape[:-3], x.shape[-3:]
-    out = x.reshape(-1, *chw).to(torch.float32).div_(255.0)
+    out = x.reshape(-1, *chw).to(dtype).div_(255.0)
     if colour is not None:
         out = perturb_colour(out, colour.reshape(-1, 2))
     if augment:

@@ -1,11 +1,15 @@
-"""Reporting for the reproduction pipeline: paper reference values, tables, figures, claim checks, report pages.
+"""Generic reporting machinery of the reproduction pipeline; each paper's artefacts live in fedlib/papers/<paper>/.
 
 Modules:
-  profiles       read an artefact's settings block from params.yaml (profile + overrides), check notebook parameters
-  tables         rounds/communication-to-target aggregation over seeds, "> cap" cells, markdown tables
-  figures        seaborn style, curve and cost plots, PNG + SVG with a caption line
-  claims         confirmed / refuted / inconclusive verdicts with evidence and fixed decision rules
-  report         artefact header (scale + stand-ins), metadata JSON, the reports/README.md index
-  paper_fadamgt  the FAdamGT paper's printed Table 1 values, settings and captions (data)
-  fadamgt        the FAdamGT artefacts: run grids, builders and writers used by notebooks/fadamgt_*.ipynb
+  artefact   who an artefact is (paper, name, params section, DVC stage, notebook, report and run-cache folders)
+  schema     the keys an artefact's params.yaml block may hold, checked before anything runs
+  profiles   read an artefact's block from params.yaml (profile + overrides), check notebook parameters
+  grid       the generic config builder: RunConfig dicts from a block (run < hparams < dataset entry < swept keys)
+  describe   words for report headers: dataset stand-ins and settings phrases
+  tables     rounds/communication-to-target aggregation over seeds, "> cap" cells, markdown tables
+  figures    seaborn style, curve and cost plots, PNG + SVG with a caption line
+  claims     confirmed / refuted / inconclusive verdicts with evidence and fixed decision rules
+  report     artefact header (scale + stand-ins), metadata JSON, the reports/README.md index
+  notebook   the shared notebook steps (start, runs, artefact, claims) and the notebook template
+  index      `python -m fedlib.reporting.index reports` writes reports/README.md
 """

@@ -138,3 +138,48 @@ def _tally(evidence: Sequence[str]) -> str:
 def claims_summary(claims: Sequence[Claim]) -> dict:
     counts = {s: sum(c.status == s for c in claims) for s in (CONFIRMED, REFUTED, INCONCLUSIVE)}
     return {"n_claims": len(claims), **counts}
+
+
+# ---------------------------------------------------------------------------------------------- on cost tables
+def std_error(values: Sequence[float]) -> float:
+    """Standard error of the mean (sample std, ddof = 1); 0 for fewer than two values."""
+    return _se(values)
+
+
+def cost_comparison(agg, metric: str, a: dict, b: dict, label: str, names: dict[str, str]) -> Comparison:
+    """`compare_costs` of the aggregated rows selected by `a` and `b` (column == value), labelled for evidence."""
+    from fedlib.reporting.tables import cap_cost, lookup
+
+    ra, rb = lookup(agg, **a), lookup(agg, **b)
+    if ra is None or rb is None:
+        return Comparison("unknown", f"{label}: missing runs")
+    cmp = compare_costs(list(ra[f"{metric}_values"]), list(rb[f"{metric}_values"]), cap_cost(ra, metric),
+                        cap_cost(rb, metric), names=(names.get(a.get("algorithm"), "A"),
+                                                     names.get(b.get("algorithm"), "B")))
+    return Comparison(cmp.outcome, f"{label}: {cmp.text}")
+
+
+def gap_bounds(agg, metric: str, base: dict, ours: dict) -> tuple[float, float, list]:
+    """Bounds [lo, hi] of mean(base) − mean(ours) under censoring, plus the lower-bound values (for the noise)."""
+    from fedlib.reporting.tables import cap_cost, lookup
+
+    rb, ro = lookup(agg, **base), lookup(agg, **ours)
+    if rb is None or ro is None:
+        return -math.inf, math.inf, []
+
+    def bounds(row):
+        cap = cap_cost(row, metric)
+        vals = list(row[f"{metric}_values"])
+        lo = [cap + 1 if v is None else v for v in vals]
+        hi = [math.inf if v is None else v for v in vals]
+        return float(np.mean(lo)), float(np.mean(hi)), lo
+
+    b_lo, b_hi, b_vals = bounds(rb)
+    o_lo, o_hi, o_vals = bounds(ro)
+    return b_lo - o_hi, b_hi - o_lo, [b_vals, o_vals]
+
+
+def fmt_gap(lo: float, hi: float) -> str:
+    if lo == hi:
+        return f"{lo:.1f}"
+    return f"[{lo:.1f}, {hi:.1f}]" if math.isfinite(hi) else f"≥ {lo:.1f}"

@@ -116,3 +116,37 @@ def accuracy_frame(records: Sequence[dict], names: Mapping[str, str], extra: Seq
 
 def nice_ticks(values: Sequence[float]) -> list[float]:
     return sorted(set(float(v) for v in values if v is not None and np.isfinite(v)))
+
+
+def cost_figure(agg: pd.DataFrame, x: str, xlabel: str, order: Sequence[str], rows: Sequence[tuple[str, object]],
+                row_key: str | None, baseline: str | None = None, log_x: bool = True, xticks=None) -> plt.Figure:
+    """Rows of (rounds, comm) panels against a swept setting `x`; `rows` = (title, value of `row_key`) per panel
+    row; an optional baseline (a method that does not use `x`) is drawn as a horizontal band, or at its cap."""
+    setup_style()
+    fig, axes = plt.subplots(len(rows), 2, figsize=(11, 3.6 * len(rows) + 0.9), squeeze=False)
+    for i, (label, value) in enumerate(rows):
+        data = agg if row_key is None else agg[agg[row_key] == value]
+        for j, (metric, ylabel) in enumerate((("rounds", "global iterations to target"),
+                                              ("comm", "communication per client to target"))):
+            ax = axes[i, j]
+            cost_plot(ax, data[data["method"] != baseline] if baseline else data, x, metric, order=order,
+                      log_x=log_x, legend=False)
+            if baseline:
+                b = data[data["method"] == baseline]
+                if len(b):
+                    b = b.iloc[0]
+                    if b["n_reached"] == b["n_seeds"]:
+                        hline_band(ax, b[f"{metric}_mean"], b[f"{metric}_std"], baseline)
+                    else:
+                        capv = cap_cost(b, metric)
+                        ax.axhline(capv, color=PALETTE.get(baseline), linestyle="--",
+                                   label=f"{baseline} (baseline): >{capv:g}")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            if xticks is not None:
+                ax.set_xticks(list(xticks))
+                ax.set_xticklabels([f"{t:g}" for t in xticks])
+                ax.minorticks_off()
+            ax.set_title(label)
+            ax.legend(fontsize=8.5)
+    return fig

@@ -1,8 +1,11 @@
-"""Read one artefact's settings from params.yaml: pick the profile block, apply overrides, reject unknown names.
+"""Read one artefact's settings from params.yaml: validate the section, pick the profile block, apply overrides.
 
 params.yaml holds, per artefact, a section with one block per scale (`embedded`, `paper`). A notebook receives only
 the profile name (and optional overrides) through papermill and resolves the block here, so DVC tracks exactly the
 section each stage uses and booleans/floats never travel through papermill's `-p` string parsing.
+
+Every block of the section is checked against the artefact's schema (its module's PARAMS, fedlib.reporting.schema)
+before anything runs: a misspelt key is refused naming the key, the block and the file.
 
 The file is parsed with ruamel.yaml (YAML 1.2, as DVC parses it), so `1e-3` is a float here just as in DVC.
 """
@@ -11,16 +14,17 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+from fedlib.reporting.schema import Key, SettingsError, validate
 
 PROFILES = ("embedded", "paper")
 
-#: keys of a block whose value is a mapping of RunConfig fields: any RunConfig field may be added by an override
-RUN_KEYS = ("run",)
+#: keys of a block whose value is a mapping that overrides may extend with new keys (the schema checks them)
+OPEN_KEYS = ("run", "hparams", "lr", "datasets")
 
-
-class SettingsError(ValueError):
-    """An unknown profile, section or override key, or an override of the wrong type."""
+__all__ = ["PROFILES", "SettingsError", "check_notebook_parameters", "load_settings", "merge", "read_params"]
 
 
 def read_params(params_file: str | Path = "params.yaml") -> dict:
@@ -44,45 +48,57 @@ def _plain(obj):
 
 
 def load_settings(section: str, profile: str, overrides: Mapping[str, Any] | None = None,
-                  params_file: str | Path = "params.yaml") -> dict:
+                  params_file: str | Path = "params.yaml", schema: Mapping[str, Key] | None = None) -> dict:
     """The settings block `params[section][profile]`, deep-merged with `overrides`.
 
-    Every override key must exist in the block (at every nesting level), except inside `run:` mappings, which take
-    any RunConfig field. Values must keep the block's type (an int may replace a float; None may be replaced by
-    anything). Raises SettingsError naming the offending key and the allowed ones.
+    With `schema` (the artefact module's PARAMS), every profile block of the section and the overridden block are
+    validated. Override keys must exist in the block or the schema; inside `run`, `hparams`, `lr` and `datasets`
+    new keys are allowed (the schema checks them). Values must keep the block's type (an int may replace a float;
+    None may be replaced by anything). Raises SettingsError naming the offending key, the block and the file.
     """
     params = read_params(params_file)
     if section not in params:
         raise SettingsError(f"params file {params_file} has no section '{section}'; sections: {', '.join(params)}")
     blocks = params[section]
+    if not isinstance(blocks, Mapping):
+        raise SettingsError(f"{params_file}: {section}: must map profiles ({', '.join(PROFILES)}) to settings blocks")
+    if schema is not None:
+        for name, block in blocks.items():
+            if name not in PROFILES:
+                raise SettingsError(f"{params_file}: {section}: unknown profile block '{name}'; allowed: "
+                                    f"{', '.join(PROFILES)}")
+            validate(block, schema, f"{params_file}: block {section}.{name}")
     if profile not in blocks:
         raise SettingsError(f"unknown profile '{profile}' for {section}; allowed: {', '.join(blocks)}")
     block = copy.deepcopy(blocks[profile])
     if overrides:
-        block = merge(block, dict(overrides), path=f"{section}.{profile}")
+        block = merge(block, dict(overrides), path=f"{section}.{profile}", allowed=schema)
+        if schema is not None:
+            validate(block, schema, f"overrides of block {section}.{profile} ({params_file})")
     block["profile"] = profile
     block["section"] = section
     return block
 
 
-def merge(base: dict, overrides: Mapping[str, Any], path: str = "", open_keys: bool = False) -> dict:
-    """Deep-merge `overrides` into a copy of `base`, rejecting unknown keys and type changes."""
-    from fedlib.config import RunConfig
+def merge(base: dict, overrides: Mapping[str, Any], path: str = "", open_keys: bool = False,
+          allowed: Mapping[str, Any] | None = None) -> dict:
+    """Deep-merge `overrides` into a copy of `base`, rejecting unknown keys and type changes.
 
+    A key absent from `base` is accepted when `open_keys` (inside an OPEN_KEYS mapping) or when `allowed` (the
+    schema of this level) declares it.
+    """
     out = copy.deepcopy(base)
     for key, value in overrides.items():
         where = f"{path}.{key}" if path else key
         if key not in out:
-            if open_keys:
-                if key not in RunConfig.field_names():
-                    raise SettingsError(f"override '{where}' is not a RunConfig field; allowed: "
-                                        f"{', '.join(RunConfig.field_names())}")
-                out[key] = value
+            if open_keys or (allowed is not None and key in allowed):
+                out[key] = copy.deepcopy(value)
                 continue
-            raise SettingsError(f"unknown override '{where}'; allowed keys here: {', '.join(map(str, out))}")
+            known = list(out) + [k for k in (allowed or {}) if k not in out]
+            raise SettingsError(f"unknown override '{where}'; allowed keys here: {', '.join(map(str, known))}")
         old = out[key]
         if isinstance(old, dict) and isinstance(value, Mapping):
-            out[key] = merge(old, value, where, open_keys=key in RUN_KEYS)
+            out[key] = merge(old, value, where, open_keys=open_keys or key in OPEN_KEYS)
             continue
         _check_type(where, old, value)
         out[key] = copy.deepcopy(value)
@@ -101,18 +117,17 @@ def _check_type(where: str, old, new) -> None:
     if type(old) is not type(new):
         raise SettingsError(f"override '{where}'={new!r} has type {type(new).__name__}; expected "
                             f"{type(old).__name__} like the default {old!r}")
-
-
 def check_notebook_parameters(ip, allowed: Mapping[str, type | tuple[type, ...]]) -> dict:
     """Reject names papermill injected that the notebook does not know, and known names of the wrong type.
 
     papermill only *warns* about unknown parameters, so a typo (`-p profil paper`) would silently run the
     defaults. Call this right after the parameters cell with `get_ipython()`: every user-defined global that is not
-    private (`_x`) and not in `allowed` is an error. Returns {name: value} of the parameters.
+    private (`_x`), not a module and not in `allowed` is an error. Returns {name: value} of the parameters.
     """
     ns = ip.user_ns
     hidden = getattr(ip, "user_ns_hidden", {})
-    names = [k for k in ns if not k.startswith("_") and k not in hidden and k not in allowed]
+    names = [k for k in ns if not k.startswith("_") and k not in hidden and k not in allowed
+             and not isinstance(ns[k], ModuleType)]                     # `from x import y as artefact` is no typo
     if names:
         raise NameError(f"unknown notebook parameter(s): {', '.join(sorted(names))}; allowed: "
                         f"{', '.join(allowed)}")

@@ -141,3 +141,20 @@ def write_index(reports_dir: str | Path) -> Path:
         lines.append("No artefacts yet: run `dvc repro`.")
     out = root / "README.md"
     return write_text(out, "\n".join(lines))
+
+
+def command(settings: Mapping[str, Any]) -> str:
+    """How to regenerate the artefact with these settings."""
+    return f"dvc repro {settings['section']}"
+
+
+def write_meta(out_dir: str | Path, art, settings: Mapping[str, Any], *, title: str, paper_source: str,
+               claims: Sequence[Any], files: Sequence[str], thumbnail: str | None, numbers: Mapping[str, Any],
+               stand_ins: Sequence[tuple[str, str]]) -> Path:
+    """`<out_dir>/<artefact>.json`: metadata, claim verdicts with evidence, headline numbers (also DVC metrics)."""
+    meta = artefact_meta(paper=art.paper, artefact=art.name, title=title, paper_source=paper_source,
+                         scale=settings["profile"], stage=art.stage, notebook=art.notebook, files=files,
+                         thumbnail=thumbnail, claims=claims, stand_ins=stand_ins, numbers=numbers)
+    meta["order"] = art.order
+    meta["claims_detail"] = [c.to_dict() for c in claims]
+    return write_json(Path(out_dir) / f"{art.name}.json", meta)

@@ -108,3 +108,26 @@ def round_floats(df: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
         if pd.api.types.is_float_dtype(out[col]):
             out[col] = out[col].round(digits)
     return out
+
+
+def lookup(agg: pd.DataFrame, **keys) -> dict | None:
+    """The first aggregated row whose columns equal `keys` (as a dict), or None."""
+    m = np.ones(len(agg), dtype=bool)
+    for k, v in keys.items():
+        m &= (agg[k] == v).to_numpy()
+    rows = agg[m]
+    return None if rows.empty else rows.iloc[0].to_dict()
+
+
+def cost_table(agg: pd.DataFrame, key: str, key_label: str, order: Sequence[str],
+               row_key: str | None = None) -> pd.DataFrame:
+    """Cost to target per method and swept value `key` (renamed `key_label`), methods in `order`: the figure's CSV."""
+    cols = ([row_key] if row_key else []) + [key, "method", "rounds_cell", "comm_cell", "n_seeds", "n_reached",
+                                             "rounds_mean", "rounds_std", "comm_mean", "comm_std",
+                                             "vectors_per_round", "cap"]
+    t = agg[cols].copy()
+    t["method"] = pd.Categorical(t["method"], order, ordered=True)
+    t = t.sort_values(([row_key] if row_key else []) + ["method", key])
+    t["method"] = t["method"].astype(str)
+    t = t.rename(columns={key: key_label, "rounds_cell": "rounds to target", "comm_cell": "comm. to target"})
+    return round_floats(t, 3)

@@ -1,13 +1,10 @@
-"""Reference values of "Parameter Tracking in Federated Learning with Adaptive Optimization" (FAdamET / FAdamGT).
+"""The FAdamGT paper's printed numbers, settings and captions (data only).
 
-Numbers are the paper's printed values as extracted in the replication spec (`shared/papers/paper_fadamgt.md`
-§3.1, source S000; every communication cell checked against c_alg x iterations there). They are data, not code:
-reports print them beside the reproduced numbers and never tune toward them.
+Transcribed exactly from the paper (Table 1, §6.1-§6.2, the figure captions); docs/papers/fadamgt.md explains each
+setting and the ambiguities. Every communication cell of Table 1 equals c_alg x iterations except one printed typo
+(see TABLE1_NOTES). Reports print these beside the reproduced numbers and never tune toward them.
 """
 from __future__ import annotations
-
-PAPER = "fadamgt"
-TITLE = "Parameter Tracking in Federated Learning with Adaptive Optimization (Chen et al.)"
 
 #: display names and the column order of Table 1
 ALGORITHMS: dict[str, str] = {
@@ -22,12 +19,12 @@ BASELINES = ("fedavg", "scaffold", "localadam", "fedlada")
 OURS = ("fadamet", "fadamgt")
 ADAM_BASED = ("localadam", "fedlada", "fadamet", "fadamgt")
 
-#: d-vectors one participating client sends + receives per round (spec §2.2); FAdamET/GT: 3 + Y/S
+#: d-vectors one participating client sends + receives per round; FAdamET/GT: 3 + Y/S (docs/papers/fadamgt.md)
 COMM_VECTORS = {"fedavg": 2, "scaffold": 4, "localadam": 2, "fedlada": 5}
 
 DATASETS: dict[str, str] = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "tinyimagenet": "TinyImageNet"}
 
-#: the paper's settings for the CNN experiments (spec §2.1)
+#: the paper's settings for the CNN experiments (§6)
 SETTINGS = {
     "n_clients": 100, "clients_per_round": 10, "tracking_size": 5, "local_steps": 3, "alpha": 0.1,
     "model": "ResNet-18", "lr_sgd": 0.1, "lr_adam": 0.001, "server_lr": 1.0, "betas": (0.9, 0.99), "eps": 1e-8,
@@ -93,7 +90,7 @@ def table1_cell(metric: str, dataset: str, algorithm: str) -> str:
 
 
 def comm_vectors(algorithm: str, clients_per_round: int, tracking_size: int) -> float:
-    """The paper's communication count per participating client per round (spec §2.2)."""
+    """The paper's communication count per participating client per round."""
     if algorithm in ("fadamet", "fadamgt"):
         return 3 + tracking_size / clients_per_round
     return float(COMM_VECTORS[algorithm])

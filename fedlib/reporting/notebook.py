@@ -1,0 +1,215 @@
+"""The shared steps of every artefact notebook: parameters → settings → runs → artefact → claims.
+
+An artefact notebook is a tagged parameters cell (PARAMETERS below) and four one-line steps:
+
+    from fedlib.papers.fadamgt import fig3
+    from fedlib.reporting import notebook
+
+    nb = notebook.start(fig3)        # refuses unknown/mistyped parameters, resolves and shows the settings
+    records = nb.runs()              # every configuration through the run cache (fan-out), a table of the runs
+    result = nb.artefact(records)    # build + write the files, show the table / figure inline
+    nb.claims(result)                # the paper's claims checked on the reproduced numbers, inline
+
+Everything shown is also written: `<out_dir>/<artefact>.{md,csv,json,png,svg}`. Empty `out_dir` / `cache_dir`
+parameters mean runs/<paper>/explore (so exploring never touches reports/; `dvc repro` passes reports/<paper>) and
+runs/<paper>/<artefact> (the run cache `dvc repro` fills, so cached runs are reused).
+
+`python -m fedlib.reporting.notebook <paper> <artefact> "<title>" "<what it runs and checks>"` writes a new
+notebook in this shape (notebooks/<paper>_<artefact>.ipynb).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pandas as pd
+
+from fedlib.reporting import artefact as A
+from fedlib.reporting import profiles
+
+#: the parameters every artefact notebook takes (papermill `-p name value` / `-y 'name: value'`)
+PARAMETERS: dict[str, type | tuple[type, ...]] = {
+    "profile": str, "overrides": dict, "params_file": str, "out_dir": str, "cache_dir": str, "workers": int,
+    "force_recompute": bool,
+}
+
+
+@dataclass
+class Notebook:
+    module: ModuleType               # fedlib.papers.<paper>.<artefact>
+    art: A.Artefact
+    params: dict[str, Any]
+    settings: dict[str, Any]
+
+    # ------------------------------------------------------------------------------------------ runs
+    def configs(self) -> list[dict]:
+        return self.module.configs(self.settings)
+
+    def runs(self, show: bool = True) -> list[dict]:
+        """Run (or read back from the run cache) every configuration the artefact needs; show a table of them."""
+        from fedlib.experiments import run_many
+
+        records = run_many(self.configs(), self.params["cache_dir"], self.params["workers"],
+                           force=self.params["force_recompute"], label=self.art.name)
+        if show:
+            _show(runs_table(records))
+        return records
+
+    # ------------------------------------------------------------------------------------------ artefact
+    def artefact(self, records: list[dict], show: bool = True) -> dict:
+        """Build the artefact from the run records, write its files into out_dir, show the table or figure."""
+        result = self.module.build(records, self.settings)
+        paths = self.module.write(result, self.settings, self.params["out_dir"])
+        print("wrote " + ", ".join(str(p) for p in paths))
+        if show:
+            from IPython.display import Image, Markdown, display
+
+            out = Path(self.params["out_dir"])
+            png = out / f"{self.art.name}.png"
+            if png.exists():
+                display(Image(filename=str(png)))
+            md = (out / f"{self.art.name}.md").read_text().split(CLAIMS_HEADING)[0]
+            display(Markdown("\n".join(line for line in md.splitlines() if not line.startswith("!["))))
+        return result
+
+    def claims(self, result: dict) -> None:
+        from IPython.display import Markdown, display
+
+        from fedlib.reporting.claims import claims_markdown
+
+        display(Markdown(CLAIMS_HEADING + "\n\n" + claims_markdown(result["claims"])))
+
+
+CLAIMS_HEADING = "## Claims checked on the reproduced numbers"
+
+
+def start(module: ModuleType, ip=None, show: bool = True) -> Notebook:
+    """Check the notebook's parameters, resolve the artefact's settings (validated against its PARAMS), show them."""
+    if ip is None:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    params = profiles.check_notebook_parameters(ip, PARAMETERS)
+    _work_from_root(params["params_file"])
+    art = A.of(module)
+    params["out_dir"] = params["out_dir"] or str(Path("runs") / art.paper / "explore")
+    params["cache_dir"] = params["cache_dir"] or str(art.cache_dir)
+    settings = profiles.load_settings(art.section, params["profile"], params["overrides"], params["params_file"],
+                                      schema=module.PARAMS)
+    nb = Notebook(module, art, params, settings)
+    if show:
+        _show_settings(nb)
+    return nb
+
+
+def _work_from_root(params_file: str) -> None:
+    """Jupyter starts a kernel in the notebook's folder (notebooks/); the pipeline's paths are relative to the
+    repository root, where DVC runs the notebooks. Move there when params.yaml is one level up."""
+    here = Path.cwd()
+    if (not Path(params_file).is_absolute() and not (here / params_file).exists()
+            and (here.parent / params_file).exists() and (here.parent / "dvc.yaml").exists()):
+        os.chdir(here.parent)
+        print(f"working directory: {here.parent} (the repository root; paths below are relative to it)")
+
+
+def _show_settings(nb: Notebook) -> None:
+    import yaml
+    from IPython.display import Markdown, display
+
+    import fedlib
+
+    print(f"fedlib {fedlib.__version__} from {Path(fedlib.__file__).parent}, python {sys.version.split()[0]}, "
+          f"kernel {sys.executable}")
+    block = {k: v for k, v in nb.settings.items() if k not in ("profile", "section")}
+    display(Markdown(f"**{nb.art.section}**, profile **{nb.settings['profile']}**"
+                     + (f", overrides `{nb.params['overrides']}`" if nb.params["overrides"] else "")
+                     + f"; runs cached in `{nb.params['cache_dir']}`, files written to `{nb.params['out_dir']}`\n\n"
+                     + "```yaml\n" + yaml.safe_dump(block, sort_keys=False, allow_unicode=True) + "```"))
+
+
+def runs_table(records: list[dict]) -> pd.DataFrame:
+    """One row per run: method, data, the configuration keys that vary across the runs, outcome."""
+    cfgs = [{**r["config"], **(r["config"].get("hparams") or {})} for r in records]
+    fixed = ("algorithm", "dataset", "seed", "hparams", "progress")
+    varying = [k for k in cfgs[0] if k not in fixed and len({repr(c.get(k)) for c in cfgs}) > 1] if cfgs else []
+    rows = []
+    for rec, cfg in zip(records, cfgs):
+        s = rec["summary"]
+        rows.append({"algorithm": cfg["algorithm"], "dataset": cfg["dataset"], "model": rec["model"]["name"],
+                     **{k: cfg.get(k) for k in varying}, "seed": cfg["seed"], "status": s.get("status"),
+                     "rounds run": s.get("rounds_run"), "rounds to target": s.get("rounds_to_target"),
+                     "best acc": s.get("best_test_acc"), "fingerprint": rec["fingerprint"][:10]})
+    return pd.DataFrame(rows)
+
+
+def _show(frame: pd.DataFrame) -> None:
+    from IPython.display import display
+
+    with pd.option_context("display.max_rows", 400, "display.max_columns", 40):
+        display(frame)
+
+
+# ---------------------------------------------------------------------------------------------- the template
+PARAMETERS_CELL = """\
+# Parameters (papermill injects the values it is given in a cell after this one; see docs/pipeline.md)
+profile = "embedded"         # embedded (offline stand-ins, CPU, minutes) or paper (the paper's datasets, GPU)
+overrides = {}               # keys of the params.yaml block to replace, e.g. {"seeds": [0]}
+params_file = "params.yaml"  # relative to the working directory (the repository root)
+out_dir = ""                 # where files go; empty means runs/<paper>/explore (dvc repro passes reports/<paper>)
+cache_dir = ""               # run cache; empty means runs/<paper>/<artefact>, the one dvc repro fills
+workers = 2                  # processes for the runs (1 runs them in this kernel)
+force_recompute = False      # recompute runs even when a cached record exists"""
+
+
+def template(paper: str, name: str, title: str, about: str):
+    """A new artefact notebook in the shared shape (an nbformat v4 notebook, without outputs)."""
+    import nbformat.v4 as v4
+
+    section = f"{paper}_{name}"
+    intro = (f"# {title}\n\n{about}\n\n"
+             f"Settings: `params.yaml`, section `{section}`, block `profile` (plus `overrides`). Finished runs are "
+             "read from the run cache instead of being recomputed.\n\n"
+             f"* whole artefact into `reports/{paper}/`: `dvc repro {section}`\n"
+             f"* by hand, leaving `reports/` alone: `papermill notebooks/{section}.ipynb /tmp/{section}.ipynb -k "
+             "python3 -y '{overrides: {seeds: [0]}}'` (files in `runs/" + paper + "/explore/`)")
+    cells = [
+        v4.new_code_cell(PARAMETERS_CELL, metadata={"tags": ["parameters"]}),
+        v4.new_markdown_cell(intro),
+        v4.new_code_cell(f"from fedlib.papers.{paper} import {name} as artefact\nfrom fedlib.reporting import "
+                         "notebook\n\nnb = notebook.start(artefact)"),
+        v4.new_markdown_cell("## Runs\n\nEvery configuration the artefact needs; cached runs are read back, the "
+                             "rest run on `workers` processes (one line per finished run)."),
+        v4.new_code_cell("records = nb.runs()"),
+        v4.new_markdown_cell("## Artefact"),
+        v4.new_code_cell("result = nb.artefact(records)"),
+        v4.new_markdown_cell("## Claims"),
+        v4.new_code_cell("nb.claims(result)"),
+    ]
+    for i, cell in enumerate(cells):
+        cell["id"] = f"cell-{i}"                   # fixed ids: regenerating a notebook gives the same bytes
+    return v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"}})
+
+
+def main(argv: list[str] | None = None) -> int:
+    import nbformat
+
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 4:
+        print('usage: python -m fedlib.reporting.notebook <paper> <artefact> "<title>" "<about>"', file=sys.stderr)
+        return 2
+    paper, name, title, about = argv
+    path = Path("notebooks") / f"{paper}_{name}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(template(paper, name, title, about), path)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
