@@ -193,7 +193,7 @@ def _fitted_model(cfg: RunConfig, data, device: torch.device, dtype: torch.dtype
     try:
         model = build_model(cfg.model, data.input_shape, data.num_classes).to(device=device, dtype=dtype)
         with torch.no_grad():
-            out = model(prepare_batch(data, data.x_test[:1], False, None, dtype))
+            out = model(prepare_batch(data, data.x_test[:1], False, None, dtype=dtype))
     except (ValueError, RuntimeError, IndexError, TypeError) as exc:
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"{where} cannot be built: {why}; allowed: a model that fits the input "
@@ -399,7 +399,7 @@ class Simulation:
                                        "saturation": [float(f[:, 1].min()), float(f[:, 1].max())]}}
 
     def evaluate(self) -> tuple[float, float | None]:
-        prep = lambda xb: prepare_batch(self.data, xb, False, None, self.dtype)  # noqa: E731
+        prep = lambda xb: prepare_batch(self.data, xb, False, None, dtype=self.dtype)  # noqa: E731
         return self.oracle.evaluate(self.server["x"], self.data.x_test, self.data.y_test, prep,
                                     self.cfg.eval_batch_size)
 
