@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 import types
@@ -159,7 +160,7 @@ class RunConfig:
         _choice("partition", self.partition, PARTITIONERS)
         if self.model != "auto":
             _choice("model", self.model, MODELS)
-        for name in typing.get_type_hints(RunConfig):
+        for name in _type_hints(RunConfig):
             allowed = _literal_values(_field_type(RunConfig, name))
             if allowed is not None:
                 _choice(name, getattr(self, name), allowed)
@@ -241,8 +242,14 @@ class RunConfig:
 
 # ---------------------------------------------------------------------- helpers
 
+@functools.cache
+def _type_hints(cls) -> dict:
+    """typing.get_type_hints(cls), evaluated once per class (it re-parses every annotation on each call)."""
+    return typing.get_type_hints(cls)
+
+
 def _field_type(cls, name: str):
-    return typing.get_type_hints(cls)[name]
+    return _type_hints(cls)[name]
 
 
 def _literal_values(tp) -> tuple | None:

@@ -8,6 +8,7 @@ reaches the target, in Mbit = 2^20 bits; None (rendered ∞) when the run never 
 from __future__ import annotations
 
 from functools import lru_cache
+from types import SimpleNamespace
 
 from fedlib.algorithms import ALGORITHMS
 from fedlib.compress import MBIT
@@ -32,8 +33,9 @@ def model_size(dataset: str, model: str) -> int:
     return num_params(build_model(model, shape, classes, seed=0))
 
 
-def uplink_bits(cfg: RunConfig, d: int, rounds: int) -> float:
-    """Cumulative uplink bits per device after `rounds` rounds of the configuration's algorithm."""
+def uplink_bits(cfg, d: int, rounds: int) -> float:
+    """Cumulative uplink bits per device after `rounds` rounds of the configuration's algorithm (`cfg` a RunConfig,
+    or any object with the fields its `round_bits` reads)."""
     bits = ALGORITHMS[cfg.algorithm].round_bits
     if bits is None:
         raise ValueError(f"algorithm {cfg.algorithm!r} does not state its bits (no round_bits)")
@@ -44,17 +46,20 @@ def rounds_for_budget(cfg_dict: dict, budget_mbit: float, max_rounds: int) -> in
     """The fewest rounds whose cumulative uplink per device reaches `budget_mbit`, at most `max_rounds`.
 
     The run's own `rounds` enters some bit schedules (1-bit Adam's warm-up is a fraction of it), so each candidate
-    length is evaluated with `rounds` set to itself."""
+    length is evaluated with `rounds` set to itself; cumulative bits grow with the length, so the search bisects.
+    The configuration is validated once; the candidates reuse its typed hyperparameters (a light view of it)."""
+    cfg = RunConfig.from_dict({**cfg_dict, "rounds": max_rounds}).validate()
     d = model_size(cfg_dict["dataset"], cfg_dict["model"])
+    view = SimpleNamespace(**{name: getattr(cfg, name) for name in RunConfig.field_names()}, hp=cfg.hp)
     target = budget_mbit * MBIT
 
     def reached(rounds: int) -> bool:
-        cfg = RunConfig.from_dict({**cfg_dict, "rounds": rounds})
-        return uplink_bits(cfg, d, rounds) >= target
+        view.rounds = rounds
+        return uplink_bits(view, d, rounds) >= target
 
     if not reached(max_rounds):
         return max_rounds
-    lo, hi = 1, max_rounds                       # cumulative bits grow with the run length: bisect
+    lo, hi = 1, max_rounds
     while lo < hi:
         mid = (lo + hi) // 2
         if reached(mid):

@@ -38,6 +38,7 @@ def measure_updates(cfg: dict, rounds: Sequence[int], device: int = 0) -> dict:
     for _ in range(max(wanted)):
         sim.run_round()
     return {"rounds": sorted(wanted), "log10": seen, "d": sim.oracle.d, "device": device,
+            "test_acc": [r["test_acc"] for r in sim.records],
             "algorithm": sim.cfg.algorithm, "dataset": sim.cfg.dataset, "model": sim.cfg.model}
 
 
