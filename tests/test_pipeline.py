@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,6 +16,7 @@ from fedlib.config import RunConfig
 from fedlib.papers.fadamgt import reference as P
 from fedlib.reporting import artefact as A
 from fedlib.reporting import claims as C
+from fedlib.reporting import report as R
 from fedlib.reporting import schema
 from fedlib.reporting.grid import run_configs
 from fedlib.reporting.profiles import SettingsError, load_settings, merge
@@ -223,6 +225,15 @@ def test_settings_overrides_are_checked():
     assert merge({"a": 1.0}, {"a": 2}) == {"a": 2}
 
 
+def test_a_report_names_the_overrides_that_made_it():
+    assert R.command(_fig3_settings(PARAMS)) == "dvc repro fadamgt_fig3"
+    assert R.command(_fig3_settings(PARAMS, profile="paper")) == "dvc exp run --temp -S profile=paper fadamgt_fig3"
+    s = _fig3_settings(PARAMS, overrides={"seeds": [0], "run": {"batch_size": 8}})
+    assert R.command(s) == ("papermill notebooks/fadamgt_fig3.ipynb /tmp/fadamgt_fig3.ipynb -k python3 -p profile "
+                            "embedded -y '{overrides: {seeds: [0], run: {batch_size: 8}}}'")
+    assert "Regenerate: `papermill notebooks/fadamgt_fig3.ipynb" in R.header("t", "p", "embedded", [], [], R.command(s))
+
+
 # ---------------------------------------------------------------------------------------------- run cache
 def test_run_many_computes_once_and_reads_back(tmp_path, monkeypatch):
     from fedlib import engine, experiments
@@ -332,6 +343,44 @@ def test_paper_table1_values_are_consistent():
     assert P.table1_cell("comm", "cifar100", "fedlada") == ">15000"
 
 
+def test_not_testable_is_a_verdict_of_its_own():
+    claim = C.Claim("X", "A misses the target", "Table 9", C.REFUTED, ["A on digits (mlp): 3/3 reached"])
+    nt = C.not_testable(claim, "the target was chosen so most methods reach it")
+    assert nt.status == C.NOT_TESTABLE == "not testable at this scale" and claim.status == C.REFUTED
+    assert nt.evidence == ["not testable at this scale: the target was chosen so most methods reach it",
+                           "(for information) A on digits (mlp): 3/3 reached"]
+    assert C.claims_summary([claim, nt]) == {"n_claims": 2, "confirmed": 0, "refuted": 1, "inconclusive": 0,
+                                             "not_testable": 1}
+    assert "| X | A misses the target (Table 9) | ➖ not testable at this scale |" in C.claims_markdown([nt])
+    assert R.status_of({"claims_summary": C.claims_summary([claim, nt])}) == \
+        "0 confirmed / 1 refuted / 0 inconclusive / 1 not testable at this scale"
+
+
+def test_regenerated_reports_are_compared_with_a_last_digit_tolerance(tmp_path):
+    from fedlib.reporting.compare import compare_text, compare_trees, main
+
+    assert compare_text("FAdamGT 12.5 ± 2.1 (3/3 reached)", "FAdamGT 12.6 ± 2.0 (3/3 reached)") is None
+    assert compare_text("acc 0.834722", "acc 0.834723") is None
+    assert compare_text("12.5", "12.8") == "number 12.5 vs 12.8 (more than 1 unit(s) of the last digit)"
+    assert compare_text("3/3 reached", "2/3 reached") == "integer 3 vs 2"
+    assert compare_text("✅ confirmed", "❌ refuted").startswith("text differs")
+    committed, again = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(ROOT / "reports", committed)
+    shutil.copytree(ROOT / "reports", again)
+    md = again / "fadamgt" / "fig3.md"
+    last_digit_off = lambda m: m.group(1) + (str(int(m.group(2)) + 1) if m.group(2) != "9" else "8")
+    md.write_text(re.sub(r"(\d+\.\d*)(\d)\b", last_digit_off, md.read_text(), count=5))
+    assert md.read_text() != (committed / "fadamgt" / "fig3.md").read_text()
+    assert compare_trees(committed, again) == [] and main([str(committed), str(again)]) == 0
+    meta = json.loads((again / "fadamgt" / "fig3.json").read_text())
+    meta["claims"][0]["status"] = "refuted" if meta["claims"][0]["status"] != "refuted" else "confirmed"
+    (again / "fadamgt" / "fig3.json").write_text(json.dumps(meta))
+    (again / "fadamgt" / "fig3.png").unlink()
+    diffs = compare_trees(committed, again)
+    assert diffs[0] == f"fadamgt/fig3.png: only in {committed}"
+    assert diffs[1].startswith("fadamgt/fig3.json: claim verdicts differ") and len(diffs) == 2
+
+
 # ---------------------------------------------------------------------------------------------- DVC graph
 def _dvc(*args, check=True):
     if shutil.which("dvc") is None:
@@ -374,6 +423,31 @@ def test_dvc_dag_and_dry_run():
     dry = _dvc("repro", "--dry", "--force", "--single-item", "fadamgt_fig3").stdout
     assert "papermill notebooks/fadamgt_fig3.ipynb runs/fadamgt/fig3.ipynb -k python3" in dry
     assert "-p profile embedded -p workers 2" in dry
+
+
+def test_a_failing_stage_keeps_the_committed_reports(tmp_path):
+    """DVC deletes a stage's outputs before running it unless they are `persist`: a failed paper-profile run (here a
+    misspelt key in the paper block; in practice e.g. no GPU or no dataset) must leave the committed reports alone."""
+    if shutil.which("dvc") is None:
+        pytest.skip("dvc is not installed")
+    repo = tmp_path / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("fedlib", "notebooks", "reports"):
+        shutil.copytree(ROOT / name, repo / name, ignore=ignore)
+    for name in ("dvc.yaml", ".dvcignore"):
+        shutil.copy(ROOT / name, repo / name)
+    params = _params()
+    params["profile"] = "paper"
+    params["fadamgt_fig3"]["paper"]["alpha_gird"] = params["fadamgt_fig3"]["paper"].pop("alpha_grid")
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    before = {p.name: p.read_bytes() for p in (repo / "reports" / "fadamgt").glob("fig3.*")}
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
+    subprocess.run(["dvc", "init", "--no-scm", "-q"], cwd=repo, check=True, env=env, timeout=120)
+    out = subprocess.run(["dvc", "repro", "--single-item", "fadamgt_fig3"], cwd=repo, capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert out.returncode != 0 and "unknown key 'alpha_gird'" in out.stdout + out.stderr
+    assert len(before) == 5
+    assert {p.name: p.read_bytes() for p in (repo / "reports" / "fadamgt").glob("fig3.*")} == before
 
 
 def test_dvcignore_hides_bytecode():

@@ -1,4 +1,10 @@
-"""Checking a paper's qualitative claims against reproduced numbers: confirmed / refuted / inconclusive + evidence.
+"""Checking a paper's claims against reproduced numbers: one verdict per claim, with the evidence and the rule.
+
+Verdicts: confirmed / refuted / inconclusive / not testable at this scale. The last is for a claim the setting that
+ran cannot exercise (e.g. "FedAvg misses the CIFAR-100 target within 3000 rounds" when the embedded target was
+chosen so that most methods reach it): `not_testable(claim, reason)` keeps the computed evidence for information
+but never reports it as a refutation or a confirmation. Evidence names the data actually run ("digits (cnn)"),
+never the paper dataset it stands in for.
 
 The decision rules are fixed here, before looking at any result, and printed with each verdict:
 
@@ -23,7 +29,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
-ICON = {CONFIRMED: "✅ confirmed", REFUTED: "❌ refuted", INCONCLUSIVE: "❔ inconclusive"}
+NOT_TESTABLE = "not testable at this scale"
+VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE, NOT_TESTABLE)
+ICON = {CONFIRMED: "✅ confirmed", REFUTED: "❌ refuted", INCONCLUSIVE: "❔ inconclusive",
+        NOT_TESTABLE: "➖ not testable at this scale"}
 
 
 @dataclass
@@ -31,7 +40,7 @@ class Claim:
     id: str
     text: str                       # the paper's claim, in words
     source: str                     # where the paper makes it
-    status: str                     # confirmed | refuted | inconclusive
+    status: str                     # one of VERDICTS
     evidence: list[str] = field(default_factory=list)
     rule: str = ""
 
@@ -135,8 +144,15 @@ def _tally(evidence: Sequence[str]) -> str:
     return ", ".join(f"{counts[k]} {k}" for k in ("better", "tie", "worse", "unknown") if k in counts)
 
 
+def not_testable(claim: Claim, reason: str) -> Claim:
+    """The claim with verdict "not testable at this scale": `reason` first, the computed evidence kept below it."""
+    evidence = [f"not testable at this scale: {reason}"] + [f"(for information) {e}" for e in claim.evidence]
+    return Claim(claim.id, claim.text, claim.source, NOT_TESTABLE, evidence, claim.rule)
+
+
 def claims_summary(claims: Sequence[Claim]) -> dict:
     counts = {s: sum(c.status == s for c in claims) for s in (CONFIRMED, REFUTED, INCONCLUSIVE)}
+    counts["not_testable"] = sum(c.status == NOT_TESTABLE for c in claims)
     return {"n_claims": len(claims), **counts}
 
 

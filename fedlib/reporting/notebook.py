@@ -124,7 +124,7 @@ def _show_settings(nb: Notebook) -> None:
 
     print(f"fedlib {fedlib.__version__} from {Path(fedlib.__file__).parent}, python {sys.version.split()[0]}, "
           f"kernel {sys.executable}")
-    block = {k: v for k, v in nb.settings.items() if k not in ("profile", "section")}
+    block = {k: v for k, v in nb.settings.items() if k not in ("profile", "section", "overrides")}
     display(Markdown(f"**{nb.art.section}**, profile **{nb.settings['profile']}**"
                      + (f", overrides `{nb.params['overrides']}`" if nb.params["overrides"] else "")
                      + f"; runs cached in `{nb.params['cache_dir']}`, files written to `{nb.params['out_dir']}`\n\n"

@@ -49,7 +49,8 @@ def _plain(obj):
 
 def load_settings(section: str, profile: str, overrides: Mapping[str, Any] | None = None,
                   params_file: str | Path = "params.yaml", schema: Mapping[str, Key] | None = None) -> dict:
-    """The settings block `params[section][profile]`, deep-merged with `overrides`.
+    """The settings block `params[section][profile]`, deep-merged with `overrides`, plus `profile`, `section` and
+    `overrides` (what was applied; reports name it).
 
     With `schema` (the artefact module's PARAMS), every profile block of the section and the overridden block are
     validated. Override keys must exist in the block or the schema; inside `run`, `hparams`, `lr` and `datasets`
@@ -77,6 +78,7 @@ def load_settings(section: str, profile: str, overrides: Mapping[str, Any] | Non
             validate(block, schema, f"overrides of block {section}.{profile} ({params_file})")
     block["profile"] = profile
     block["section"] = section
+    block["overrides"] = copy.deepcopy(dict(overrides or {}))      # reports say which overrides made them
     return block
 
 

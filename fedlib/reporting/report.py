@@ -18,17 +18,19 @@ SCALE_TEXT = {
     "embedded": ("**Scale: embedded** — offline, CPU, small: stand-in datasets that ship with a package, fewer "
                  "clients, rounds and seeds than the paper. Magnitudes are not comparable with the paper's numbers; "
                  "the claims below check orderings and trends only."),
-    "paper": ("**Scale: paper** — the paper's datasets and settings (n = 100, S = 10, Y = 5, K = 3, ResNet-18, "
-              "4 seeds); needs a GPU and downloads the datasets on first use."),
+    "paper": ("**Scale: paper** — the paper's datasets and settings (below); needs a GPU and downloads the datasets "
+              "on first use."),
 }
 
 
 def header(title: str, paper_title: str, scale: str, stand_ins: Sequence[tuple[str, str]], settings: Sequence[str],
-           command: str, notes: Sequence[str] = ()) -> str:
-    """Markdown header: title, which scale produced the artefact, which datasets stand in for the paper's."""
+           command: str, notes: Sequence[str] = (), doc: str | None = None) -> str:
+    """Markdown header: title, the paper (and `doc`, its account in docs/papers/, linked from reports/<paper>/),
+    which scale produced the artefact, which datasets stand in for the paper's, the settings, how to regenerate."""
     import fedlib
 
-    lines = [f"# {title}", "", f"Paper: *{paper_title}*.", "", SCALE_TEXT[scale], ""]
+    cite = f"Paper: *{paper_title}*" + (f"; account and ambiguities: [{doc}](../../{doc})." if doc else ".")
+    lines = [f"# {title}", "", cite, "", SCALE_TEXT[scale], ""]
     lines.append("| Paper dataset | Used here |")
     lines.append("| :--- | :--- |")
     for paper_ds, used in stand_ins:
@@ -99,8 +101,9 @@ def artefact_meta(*, paper: str, artefact: str, title: str, paper_source: str, s
 
 def status_of(meta: Mapping[str, Any]) -> str:
     s = meta.get("claims_summary", {})
-    return (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / "
+    text = (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / "
             f"{s.get('inconclusive', 0)} inconclusive")
+    return text + (f" / {s['not_testable']} not testable at this scale" if s.get("not_testable") else "")
 
 
 def write_index(reports_dir: str | Path) -> Path:
@@ -144,8 +147,19 @@ def write_index(reports_dir: str | Path) -> Path:
 
 
 def command(settings: Mapping[str, Any]) -> str:
-    """How to regenerate the artefact with these settings."""
-    return f"dvc repro {settings['section']}"
+    """How to regenerate the artefact with exactly these settings: `dvc repro <stage>` for the committed embedded
+    block, `dvc exp run` for the paper profile, the papermill command with its overrides when there were any."""
+    section, profile, overrides = settings["section"], settings["profile"], settings.get("overrides") or {}
+    if overrides:
+        import yaml
+
+        flow = yaml.safe_dump({"overrides": dict(overrides)}, default_flow_style=True, width=10 ** 6, sort_keys=False,
+                              allow_unicode=True).strip()
+        return (f"papermill notebooks/{section}.ipynb /tmp/{section}.ipynb -k python3 -p profile {profile} "
+                f"-y '{flow}'")
+    if profile != "embedded":
+        return f"dvc exp run --temp -S profile={profile} {section}"
+    return f"dvc repro {section}"
 
 
 def write_meta(out_dir: str | Path, art, settings: Mapping[str, Any], *, title: str, paper_source: str,

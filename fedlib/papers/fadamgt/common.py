@@ -39,13 +39,19 @@ def stand_ins(settings: Mapping[str, Any], rows: Sequence[str]) -> list[tuple[st
     return D.stand_ins(settings, rows, P.DATASETS)
 
 
+def run_label(settings: Mapping[str, Any], row: str) -> str:
+    """The data a row actually ran, for evidence lines: 'digits (cnn)' (never the paper dataset it stands in for)."""
+    entry = settings["datasets"][row]
+    return f"{entry['dataset']} ({entry.get('model', 'auto')})"
+
+
 def cost_cmp(agg: pd.DataFrame, metric: str, a: dict, b: dict, label: str) -> C.Comparison:
     return C.cost_comparison(agg, metric, a, b, label, NAMES)
 
 
 def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]],
            lines: list[str], notes: list[str]) -> str:
-    return R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes)
+    return R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes, PAPER.doc)
 
 
 def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str,

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.fadamgt import reference as P
-from fedlib.papers.fadamgt.common import NAMES, header, settings_lines, stand_ins, write_meta
+from fedlib.papers.fadamgt.common import NAMES, header, run_label, settings_lines, stand_ins, write_meta
 from fedlib.reporting import claims as C
 from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
@@ -63,10 +63,11 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                             "acc_at_budget": _window_mean(g, "comm", budget)})
     summary = pd.DataFrame(summary)
     return {"records": records, "acc": acc, "curves": curves, "summary": summary, "order": order,
-            "claims": claims(summary, algs)}
+            "claims": claims(summary, algs, run_label(settings, settings["rows"][0]))}
 
 
-def claims(summary: pd.DataFrame, algs: Sequence[str]) -> list[C.Claim]:
+def claims(summary: pd.DataFrame, algs: Sequence[str], data: str) -> list[C.Claim]:
+    """`data` names what ran (e.g. 'synthetic (mlp)') in the evidence lines."""
     out = []
     base = [a for a in P.BASELINES if a in algs]
     for cid, ours, col, what in (("F2.1", "fadamgt", "acc_final", "the same number of rounds"),
@@ -81,7 +82,7 @@ def claims(summary: pd.DataFrame, algs: Sequence[str]) -> list[C.Claim]:
             for b in base:
                 theirs = g[g["method"] == NAMES[b]][col].tolist()
                 cmp = C.compare_values(mine, theirs, names=(NAMES[ours], NAMES[b]), fmt="{:.1f}%")
-                comps.append(C.Comparison(cmp.outcome, f"K={k}: {cmp.text}"))
+                comps.append(C.Comparison(cmp.outcome, f"{data} K={k}: {cmp.text}"))
         status, ev = C.all_better(comps)
         rule = ("accuracy = mean test accuracy over the last 10% of the rounds" if col == "acc_final" else
                 "accuracy = mean test accuracy over the last 10% of the smallest final communication among the "

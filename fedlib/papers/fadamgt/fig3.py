@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.fadamgt import reference as P
-from fedlib.papers.fadamgt.common import NAMES, cost_cmp, header, settings_lines, stand_ins, write_meta
+from fedlib.papers.fadamgt.common import NAMES, cost_cmp, header, run_label, settings_lines, stand_ins, write_meta
 from fedlib.reporting import claims as C
 from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
@@ -41,11 +41,12 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     agg["method"] = [NAMES[a] for a in agg["algorithm"]]
     algs = [a for a in NAMES if a in settings["algorithms"]]
     return {"records": records, "runs": runs, "agg": agg, "order": [NAMES[a] for a in algs],
-            "claims": claims(agg, sorted(float(a) for a in settings["alpha_grid"]), algs)}
+            "claims": claims(agg, sorted(float(a) for a in settings["alpha_grid"]), algs,
+                             run_label(settings, settings["rows"][0]))}
 
 
 def _narrowing_claim(cid: str, agg: pd.DataFrame, metric: str, key: str, xs: Sequence[float], base: str, ours: str,
-                     text: str, source: str) -> C.Claim:
+                     text: str, source: str, data: str) -> C.Claim:
     """Does the gap mean(base) − mean(ours) shrink from the first to the last x of `xs`?"""
     lo0, hi0, v0 = C.gap_bounds(agg, metric, {key: xs[0], "algorithm": base}, {key: xs[0], "algorithm": ours})
     lo1, hi1, v1 = C.gap_bounds(agg, metric, {key: xs[-1], "algorithm": base}, {key: xs[-1], "algorithm": ours})
@@ -53,44 +54,45 @@ def _narrowing_claim(cid: str, agg: pd.DataFrame, metric: str, key: str, xs: Seq
     ev = []
     for x in xs:
         lo, hi, _ = C.gap_bounds(agg, metric, {key: x, "algorithm": base}, {key: x, "algorithm": ours})
-        ev.append(f"{key} = {x:g}: {NAMES[base]} − {NAMES[ours]} = {C.fmt_gap(lo, hi)} {metric}")
+        ev.append(f"{data} {key} = {x:g}: {NAMES[base]} − {NAMES[ours]} = {C.fmt_gap(lo, hi)} {metric}")
     if hi1 < lo0 - se:
         status = C.CONFIRMED
     elif lo1 > hi0 + se:
         status = C.REFUTED
     else:
         status = C.INCONCLUSIVE
-    ev.append(f"gap at {key} = {xs[0]:g}: {C.fmt_gap(lo0, hi0)}; at {key} = {xs[-1]:g}: {C.fmt_gap(lo1, hi1)}; "
+    ev.append(f"{data} gap at {key} = {xs[0]:g}: {C.fmt_gap(lo0, hi0)}; at {key} = {xs[-1]:g}: {C.fmt_gap(lo1, hi1)}; "
               f"noise (one standard error of the difference of gaps) {se:.1f}")
     return C.Claim(cid, text, source, status, ev,
                    rule=f"confirmed if the gap at {key} = {xs[-1]:g} is below the gap at {key} = {xs[0]:g} by more "
                         "than one standard error (censored runs bounded by the cap); refuted if it is above by more")
 
 
-def claims(agg: pd.DataFrame, alphas: Sequence[float], algs: Sequence[str]) -> list[C.Claim]:
+def claims(agg: pd.DataFrame, alphas: Sequence[float], algs: Sequence[str], data: str) -> list[C.Claim]:
+    """`data` names what ran (e.g. 'synthetic (mlp)') in the evidence lines."""
     out = []
     a0 = alphas[0]
     if {"localadam", "fadamgt"} <= set(algs):
         status, ev = C.all_better([cost_cmp(agg, "rounds", {"alpha": a0, "algorithm": "fadamgt"},
-                                            {"alpha": a0, "algorithm": "localadam"}, f"α = {a0:g}")])
+                                            {"alpha": a0, "algorithm": "localadam"}, f"{data} α = {a0:g}")])
         out.append(C.Claim("F3.1", "Under the highest heterogeneity FAdamGT needs fewer rounds than LocalAdam",
                            "§6.2 (Figure 3)", status, ev, rule="comparison must be 'better'"))
         out.append(_narrowing_claim("F3.2", agg, "rounds", "alpha", alphas, "localadam", "fadamgt",
                                     "The rounds gap between LocalAdam and FAdamGT narrows as α grows",
-                                    "§6.2 (Figure 3: 'narrows')"))
+                                    "§6.2 (Figure 3: 'narrows')", data))
     if {"localadam", "fadamet"} <= set(algs):
         out.append(_narrowing_claim("F3.3", agg, "rounds", "alpha", alphas, "localadam", "fadamet",
                                     "The rounds gap between LocalAdam and FAdamET narrows as α grows "
-                                    "(becomes negligible in the more iid setting)", "§6.2 (Figure 3)"))
+                                    "(becomes negligible in the more iid setting)", "§6.2 (Figure 3)", data))
         comps = [cost_cmp(agg, "comm", {"alpha": a, "algorithm": "localadam"}, {"alpha": a, "algorithm": "fadamet"},
-                          f"α = {a:g}") for a in alphas]
+                          f"{data} α = {a:g}") for a in alphas]
         status, ev = C.all_better(comps)
         out.append(C.Claim("F3.4", "FAdamET cannot match LocalAdam on communication (LocalAdam needs less at "
                                    "every α)", "§6.2 (Figure 3)", status, ev,
                            rule="LocalAdam 'better' in every comparison"))
     if {"localadam", "fadamgt"} <= set(algs):
         status, ev = C.all_better([cost_cmp(agg, "comm", {"alpha": a0, "algorithm": "fadamgt"},
-                                            {"alpha": a0, "algorithm": "localadam"}, f"α = {a0:g}")])
+                                            {"alpha": a0, "algorithm": "localadam"}, f"{data} α = {a0:g}")])
         out.append(C.Claim("F3.5", "Under high heterogeneity FAdamGT needs less communication than LocalAdam",
                            "Figure 3 caption and §6.2", status, ev, rule="comparison must be 'better'"))
     return out

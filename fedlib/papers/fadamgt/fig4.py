@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fadamgt import reference as P
-from fedlib.papers.fadamgt.common import NAMES, cost_cmp, header, settings_lines, stand_ins, write_meta
+from fedlib.papers.fadamgt.common import NAMES, cost_cmp, header, run_label, settings_lines, stand_ins, write_meta
 from fedlib.reporting import claims as C
 from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
@@ -85,7 +85,7 @@ def _insensitive_claim(cid: str, agg: pd.DataFrame, settings, alg: str) -> C.Cla
             v = C.INCONCLUSIVE
         verdicts.append(v)
         spread_txt = f"{spread_lo:.1f}" if math.isfinite(spread_hi) else f"≥ {spread_lo:.1f}"
-        ev.append(f"{P.DATASETS.get(row, row)}: {per_y}; spread {spread_txt} rounds vs threshold {thr:.1f} "
+        ev.append(f"{run_label(settings, row)}: {per_y}; spread {spread_txt} rounds vs threshold {thr:.1f} "
                   f"(max of 2·√2·pooled sd/√seeds = {noise:.1f} and 10% of the median) → {v}")
     if C.REFUTED in verdicts:
         status = C.REFUTED
@@ -110,7 +110,7 @@ def claims(agg: pd.DataFrame, settings, algs: Sequence[str], base: str | None) -
         for alg in [a for a in ("fadamet", "fadamgt") if a in algs]:
             comps.append(cost_cmp(agg, "rounds", {"row": row, "tracking_size": ys[-1], "algorithm": alg},
                                   {"row": row, "tracking_size": ys[0], "algorithm": alg},
-                                  f"{P.DATASETS.get(row, row)} {NAMES[alg]} Y={ys[-1]} vs Y={ys[0]}"))
+                                  f"{run_label(settings, row)} {NAMES[alg]} Y={ys[-1]} vs Y={ys[0]}"))
     if comps:
         status, ev = C.all_better(comps)
         out.append(C.Claim("F4.2", f"Rounds to target grow as Y decreases (Y = {ys[0]} needs more rounds than "
@@ -128,7 +128,7 @@ def claims(agg: pd.DataFrame, settings, algs: Sequence[str], base: str | None) -
                 for alg in who:
                     for y in ys:
                         comps.append(cost_cmp(agg, metric, {"row": row, "tracking_size": y, "algorithm": alg},
-                                              {"row": row, "algorithm": base}, f"{P.DATASETS.get(row, row)} Y={y}"))
+                                              {"row": row, "algorithm": base}, f"{run_label(settings, row)} Y={y}"))
             if comps:
                 status, ev = C.all_better(comps)
                 out.append(C.Claim(cid, text, "Figure 4 caption", status, ev, rule="every comparison 'better'"))

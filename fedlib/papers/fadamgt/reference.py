@@ -68,8 +68,8 @@ TABLE1_CAPTION = (
     "the target accuracy is 75%, for CIFAR-100, the target accuracy is set at 50%, while for TinyImageNet, it is set "
     "at 30%. The mean and standard deviation is based on four random trials.")
 TABLE1_NOTES = [
-    "Paper values: spec §3.1 (S000 extraction). FedLADA TinyImageNet communication 988.8 is printed as is, although "
-    "5 x 198.8 = 994.0 (a paper inconsistency, spec §5 item 18).",
+    "Paper values are Table 1 as printed. FedLADA's TinyImageNet communication 988.8 is printed as is, although "
+    "5 x 198.8 = 994.0: an inconsistency inside the paper.",
     "'>3000' marks runs capped at 3000 rounds (CIFAR-100); communication then prints as c x 3000.",
 ]
 

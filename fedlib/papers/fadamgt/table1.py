@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.fadamgt import reference as P
-from fedlib.papers.fadamgt.common import NAMES, cost_cmp, header, settings_lines, stand_ins, write_meta
+from fedlib.papers.fadamgt.common import NAMES, cost_cmp, header, run_label, settings_lines, stand_ins, write_meta
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
@@ -67,7 +67,7 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]) 
         if ours not in algs or not others:
             return
         comps = [cost_cmp(agg, metric, {"row": r, "algorithm": ours}, {"row": r, "algorithm": o},
-                          f"{P.DATASETS.get(r, r)}") for r in rows for o in others]
+                          run_label(settings, r)) for r in rows for o in others]
         status, ev = C.all_better(comps)
         out.append(C.Claim(cid, text, source, status, ev, rule="every comparison 'better' (see claims rules)"))
 
@@ -91,15 +91,20 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]) 
             r = lookup(agg, row="cifar100", algorithm=a)
             if r is None:
                 continue
-            ev.append(f"{NAMES[a]}: {r['n_reached']}/{r['n_seeds']} seeds reached the target within {r['cap']} "
-                      f"rounds ({r['rounds_cell']})")
+            ev.append(f"{NAMES[a]} on {run_label(settings, 'cifar100')}: {r['n_reached']}/{r['n_seeds']} seeds "
+                      f"reached the target within {r['cap']} rounds ({r['rounds_cell']})")
             reached_all.append(r["n_reached"] == r["n_seeds"])
             reached_none.append(r["n_reached"] == 0)
         status = (C.CONFIRMED if ev and all(reached_none) else C.REFUTED if any(reached_all)
                   else C.INCONCLUSIVE)
-        out.append(C.Claim("T1.7", "FedAvg and FedLADA do not reach the CIFAR-100 target within the round cap",
-                           "Table 1 (>3000)", status, ev,
-                           rule="confirmed if no seed of either reached it; refuted if every seed of one did"))
+        claim = C.Claim("T1.7", "FedAvg and FedLADA do not reach the CIFAR-100 target within the round cap",
+                        "Table 1 (>3000)", status, ev,
+                        rule="confirmed if no seed of either reached it; refuted if every seed of one did")
+        if settings["profile"] != "paper":
+            claim = C.not_testable(claim, "the embedded target and round cap were chosen from pilot runs so that most "
+                                          "methods reach the target; the claim is about the paper's target and cap, "
+                                          "which only the paper profile runs")
+        out.append(claim)
     return out
 
 
