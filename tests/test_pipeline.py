@@ -43,7 +43,7 @@ def test_every_section_declares_both_profiles_with_the_same_keys():
         blocks = params[section]
         assert set(blocks) == {"embedded", "paper"}, section
         assert set(blocks["embedded"]) == set(blocks["paper"]), section
-        assert set(blocks["embedded"]["run"]) == set(blocks["paper"]["run"]), section
+        assert set(blocks["embedded"].get("run", {})) == set(blocks["paper"].get("run", {})), section
 
 
 def _no_exponent_floats_without_dot(text: str) -> list[str]:
@@ -395,7 +395,7 @@ def _dvc(*args, check=True):
 def test_dvc_yaml_stages_are_per_artefact():
     dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
     stages = dvc["stages"]
-    assert set(stages) == {*SECTIONS, "reports_index"}
+    assert {*SECTIONS, "reports_index"} <= set(stages)                     # other papers add their own stages
     for name in SECTIONS:
         st = stages[name]
         art = name.split("_", 1)[1]

@@ -109,4 +109,6 @@ def test_measured_updates_are_one_devices_deltas_and_ordered_on_digits():
     assert all(a.size <= 3466 for a in measured["log10"]["dW"])
     summary = summarize_updates(measured)
     assert summary["ordered_rounds"] == 2
+    # they are updates, not parameters: L·η·max|m/sqrt(v + ε)| bounds a coordinate's move (3.2 for a first step)
+    assert summary["dW"]["q95"] <= math.log10(5 * 0.003 * 3.2) + 0.5
     assert summary["dW"]["median"] > summary["dM"]["median"] + 0.5 > summary["dV"]["median"] + 1.0

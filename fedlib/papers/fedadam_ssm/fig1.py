@@ -106,7 +106,7 @@ def claims(stats: pd.DataFrame, settings: Mapping[str, Any]) -> list[C.Claim]:
     ev = []
     sizes = {run_label(settings, r): model_size(settings["datasets"][r]["dataset"], settings["datasets"][r]["model"])
              for r in settings["rows"]}
-    sizes.update({"the paper's CNN (d = 21,840)": 21_840, "the paper's VGG-11 (d = 9,750,922)": 9_750_922})
+    sizes.update({"the paper's CNN": 21_840, "the paper's VGG-11": 9_750_922})
     holds = []
     for name, d in sizes.items():
         thr = prop1_threshold(d)

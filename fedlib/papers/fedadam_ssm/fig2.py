@@ -36,8 +36,12 @@ PALETTE = {"FedAdam-SSM": "#d62728", "FedAdam-Top": "#1f77b4", "Fairness-Top": "
            "1-bit Adam": "#ff7f0e", "Efficient Adam": "#17becf"}
 
 
-def runs_settings(settings: Mapping[str, Any], params_file: str = "params.yaml") -> dict:
-    """The block whose runs this figure plots (Table I's, same profile and params file)."""
+def runs_settings(settings: Mapping[str, Any], params_file: str | Path | None = None) -> dict:
+    """The block whose runs this figure plots: Table I's, same profile, from params.yaml in the working directory
+    (where notebooks and `dvc repro` run), else the repository's."""
+    if params_file is None:
+        here = Path("params.yaml")
+        params_file = here if here.exists() else Path(__file__).resolve().parents[3] / "params.yaml"
     return profiles.load_settings(f"fedadam_ssm_{settings['runs_of']}", settings["profile"],
                                   params_file=params_file, schema=table1.PARAMS)
 

@@ -30,7 +30,7 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     claims = [C.Claim("F3.1", "Test accuracy first increases, then decreases as L grows", "Figure 3; §VII-B3",
                       status, ev, rule="final accuracy (last 10% of rounds) per L; confirmed if the best L is inside "
                                        "the grid and better than both ends, refuted if the best L is an end of the "
-                                       "grid and better than every other L")]
+                                       "grid and better than every other L (monotone over the grid that ran)")]
     status, ev = sweep.faster_than_smallest(result, settings, SYMBOL, FMT, against="best")
     claims.append(C.Claim("F3.2", "A larger L (up to the best one) reaches the target in fewer rounds",
                           "§VII-B3 ('increasing local epoch L … improve[s] the convergence rate')", status, ev,

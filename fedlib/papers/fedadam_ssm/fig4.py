@@ -30,7 +30,7 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                       "Figure 4; §VII-B3", status, ev,
                       rule="final accuracy (last 10% of rounds) per η; confirmed if the best η is inside the grid and "
                            "better than both ends, refuted if the best η is an end of the grid and better than "
-                           "every other η")]
+                           "every other η (monotone over the grid that ran)")]
     status, ev = sweep.faster_than_smallest(result, settings, SYMBOL, FMT, against="best")
     claims.append(C.Claim("F4.2", "A larger η (up to the best one) speeds up convergence", "§VII-B3", status, ev,
                           rule="rounds to the target of the best η against the smallest η (censored at the cap); "

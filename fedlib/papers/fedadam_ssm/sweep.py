@@ -89,7 +89,7 @@ def _rtts(per_seed: pd.DataFrame, row: str, value) -> tuple[list, int]:
 def interior_optimum(result: dict, settings: Mapping[str, Any], symbol: str, fmt: str) -> tuple[str, list[str]]:
     """Verdict for 'accuracy first rises, then falls as <symbol> grows': the best value of the grid is interior and
     better than both ends (confirmed); the best value is an end of the grid and better than every other
-    (refuted: monotone over the grid); inconclusive otherwise."""
+    (refuted: monotone over the grid that ran); inconclusive otherwise."""
     per_seed, statuses, ev = result["per_seed"], [], []
     for row in settings["rows"]:
         values = sorted(per_seed[per_seed["row"] == row]["value"].unique())
