@@ -129,7 +129,10 @@ def comm_cell(values: Sequence[float | None]) -> str:
 
 
 def paper_cell(value: float) -> str:
-    return INF_TEXT if math.isinf(value) else f"{value:g}"
+    """A Table I cell as printed: one decimal (24.0, 591.0), two where the paper has two (8.15); ∞."""
+    if math.isinf(value):
+        return INF_TEXT
+    return f"{value:.1f}" if abs(value * 10 - round(value * 10)) < 1e-9 else f"{value:.2f}"
 
 
 def run_label(settings: Mapping[str, Any], row: str) -> str:

@@ -180,7 +180,8 @@ def plot(result: dict, log_x: bool = True):
                     continue
                 color = PALETTE.get(method)
                 ax.plot(g["uplink_mbit"], g["acc_mean"], color=color, label=method,
-                        linewidth=2.2 if method == NAMES[OURS] else 1.4)
+                        linewidth=2.2 if method == NAMES[OURS] else 1.4,
+                        linestyle="--" if method == NAMES["onebit_adam"] else "-")   # its warm-up is FedAdam
                 ax.fill_between(g["uplink_mbit"], g["acc_mean"] - g["acc_std"].fillna(0),
                                 g["acc_mean"] + g["acc_std"].fillna(0), color=color, alpha=0.12, linewidth=0)
             ax.axhline(100 * block["targets"][row][dist], color="black", linestyle=":", linewidth=1)

@@ -179,7 +179,7 @@ def _factor_lines(agg, settings, others) -> list[str]:
                 f = factor(_get(agg, row, dist, o), ours)
                 paper = P.FACTORS.get(dist, {}).get(o, {}).get(row)
                 paper_comm = P.COMM_MBIT.get(dist, {}).get(o, {}).get(row)
-                paper_txt = (f"{paper}×" if paper is not None else
+                paper_txt = (f"{paper:.2f}×" if paper is not None else
                              (INF_TEXT if paper_comm is not None and math.isinf(paper_comm) else "n/a"))
                 if not math.isnan(f):
                     lines.append(f"factor {NAMES[o]}/{NAMES[OURS]} on {run_label(settings, row)} "
@@ -251,7 +251,7 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any]) -> str:
                 if t.empty:
                     continue
                 r = t.iloc[0]
-                pf = f" ({r['paper_factor']}×)" if r["paper_factor"] != "" else ""
+                pf = f" ({float(r['paper_factor']):.2f}×)" if r["paper_factor"] != "" else ""
                 f = r["factor"]
                 rf = "" if isinstance(f, float) and math.isnan(f) else (" (∞)" if math.isinf(f) else f" ({f:.2f}×)")
                 line[f"{P.TASK_NAMES.get(row, row)}: paper"] = f"{r['paper_comm_mbit']}{pf}"
