@@ -218,13 +218,13 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path, *, nam
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     text = header(title, settings, stand_ins(settings, settings["rows"]), lines, notes)
     text += f"\n![{title.split(' — ')[0]}]({name}.png)\n\n*{caption}*\n\n{about}\n\n"
-    table = result["summary"].copy()
+    table = round_floats(result["summary"], 2)
     table["row"] = [run_label(settings, r) for r in table["row"]]
+    table["value"] = [fmt.format(v) for v in result["summary"]["value"]]       # unrounded: η = 0.0003 stays 0.0003
     table = table.rename(columns={"row": "data", "value": symbol, "final_acc_mean": "final acc. (%)",
-                                  "final_acc_std": "sd", "reached": "seeds reaching target",
+                                  "final_acc_std": "sd", "reached": "seeds reaching target", "n_seeds": "seeds",
                                   "rounds_to_target_mean": "rounds to target (mean)"})
-    text += "### Final accuracy (mean of the last 10% of rounds) per value\n\n" + markdown_table(
-        round_floats(table, 2)) + "\n\n"
+    text += "### Final accuracy (mean of the last 10% of rounds) per value\n\n" + markdown_table(table) + "\n\n"
     text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
     paths.append(R.write_text(out / f"{name}.md", text))
     numbers = {f"{r['row']}/{symbol}={r['value']}/final_acc": r["final_acc_mean"]
