@@ -117,7 +117,7 @@ def test_table1_cells_factors_and_verdicts_on_hand_made_records():
     assert csv.loc["Efficient Adam", "comm_mbit"] == "∞" and math.isinf(csv.loc["Efficient Adam", "factor"])
     assert csv.loc["FedAdam", "paper_comm_mbit"] == "24.0" and csv.loc["FedAdam", "paper_factor"] == 2.94
     verdicts = {c.id: c.status for c in result["claims"]}
-    assert verdicts["T1.5"] == C.INCONCLUSIVE       # 0.5/0.75 vs 1/2 Mbit: within one standard error
+    assert verdicts["T1.5"] == C.CONFIRMED         # 640 vs 1536 kbit: the gap exceeds one standard error (528)
     assert verdicts["T1.6"] == C.CONFIRMED and verdicts["T1.7"] == C.CONFIRMED
 
 
