@@ -93,6 +93,11 @@ def test_descending_rank_and_fair_share_order():
     # overlap: the W- and M-rankings share their best coordinate 0, which is taken once (M's turn then adds nothing)
     m2 = torch.tensor([[9.0, 0.0, 0.0, 0.0, 8.0, 0.0]])
     assert topk_mask(fair_share_scores((w, m2, v)), 3).tolist() == [[True, False, True, True, False, False]]
+    # the turn order is W, M, V whatever the indices: with one pick it is the W-vector's best, here the last index
+    w3, m3, v3 = (torch.zeros(1, 6) for _ in range(3))
+    w3[0, 5], m3[0, 4], v3[0, 3] = 1.0, 1.0, 1.0
+    assert topk_mask(fair_share_scores((w3, m3, v3)), 1).tolist() == [[False] * 5 + [True]]
+    assert topk_mask(fair_share_scores((w3, m3, v3)), 2).tolist() == [[False] * 4 + [True, True]]
 
 
 # ---------------------------------------------------------------------------------------------- quantisers

@@ -7,10 +7,11 @@ The paper: "eight 3x3 convolutional layers, three fully connected layers, and a 
 
 - `vgg11`    no normalisation at all (the paper mentions none): 9,750,922 parameters for 10 classes on 3x32x32.
 - `vgg11_gn` GroupNorm(`num_groups`, C) after every conv (affine, like BN's): 9,756,426 parameters.
-The 2x2 max-pools round up (ceil mode), which changes nothing at 32x32 (512 features reach the classifier) and lets
-smaller inputs through (8x8 and 28x28 end at 1x1 as well). BatchNorm is not offered: its running statistics are buffers that cannot be vmapped over a cohort of parameter
-vectors, and the paper says nothing about how they would be aggregated (docs/papers/fedadam_ssm.md, A11). Dropout
-is left out of the classifier: the oracle needs a deterministic forward pass (it does not change d).
+The 2x2 max-pools round up (ceil mode). That changes nothing at 32x32, where 512 features reach the classifier,
+and it lets smaller inputs through (8x8 and 28x28 also end at 1x1). BatchNorm is not offered: its running statistics
+are buffers that cannot be vmapped over a cohort of parameter vectors, and the paper says nothing about how they would
+be aggregated (docs/papers/fedadam_ssm.md, A11). Dropout is left out of the classifier: the oracle needs a
+deterministic forward pass (it does not change d).
 Init: Kaiming-normal (fan_out, ReLU) convs with zero bias, N(0, 0.01) linear weights with zero bias, as torchvision.
 """
 from __future__ import annotations

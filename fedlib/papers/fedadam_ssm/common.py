@@ -1,0 +1,195 @@
+"""What the FedAdam-SSM artefacts share: names, params keys, the comparison grid (tasks × distributions × algorithms ×
+seeds, each run as long as its uplink budget allows), record tagging, settings phrases, headers and metadata."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedlib.compress import MBIT
+from fedlib.papers.fedadam_ssm import PAPER
+from fedlib.papers.fedadam_ssm import reference as P
+from fedlib.papers.fedadam_ssm.budget import rounds_for_budget
+from fedlib.reporting import artefact as A
+from fedlib.reporting import claims as C
+from fedlib.reporting import describe as D
+from fedlib.reporting import report as R
+from fedlib.reporting import schema
+from fedlib.reporting.grid import run_configs
+
+NAMES = P.ALGORITHM_NAMES
+INF_TEXT = "∞"
+
+
+# ---------------------------------------------------------------------------------------------- params keys
+def _mapping(value_check: schema.Check, what: str) -> schema.Check:
+    def check(value, where, block):
+        if not isinstance(value, Mapping) or not value:
+            raise schema.SettingsError(f"{where}: must be a non-empty mapping of {what}, got {value!r}")
+        for key, v in value.items():
+            value_check(v, f"{where}.{key}", block)
+    return check
+
+
+def _rows_covered(value_check: schema.Check, what: str) -> schema.Check:
+    """{row: value} with an entry for every row of the block."""
+    inner = _mapping(value_check, what)
+
+    def check(value, where, block):
+        inner(value, where, block)
+        missing = [r for r in block.get("rows", []) if r not in value]
+        if missing:
+            raise schema.SettingsError(f"{where}: no entry for row(s) {', '.join(missing)}")
+    return check
+
+
+def _fraction(value, where, block):
+    schema.scalar(float)(value, where, block)
+    if not 0 < value <= 1:
+        raise schema.SettingsError(f"{where}: {value!r} must be a fraction in (0, 1]")
+
+
+def _positive(value, where, block):
+    schema.scalar(float)(value, where, block)
+    if not value > 0:
+        raise schema.SettingsError(f"{where}: {value!r} must be > 0")
+
+
+DISTRIBUTIONS = schema.Key(_mapping(schema.run_fields(), "{distribution: {RunConfig field: value}}"),
+                           doc="{iid: {partition: iid}, noniid: {partition: dirichlet_fedma, alpha: 0.1}}")
+TARGETS = schema.Key(_rows_covered(_mapping(_fraction, "{distribution: target}"), "{row: {distribution: target}}"),
+                     doc="target test accuracy (fraction) per row and distribution")
+BUDGET = schema.Key(_rows_covered(_positive, "{row: Mbit}"),
+                    doc="uplink budget per device (Mbit = 2^20 bits) per row: each run lasts until it is spent")
+
+
+def comparison_params() -> dict[str, schema.Key]:
+    """The keys of the comparison block (Table I; Figure 2 reads the same block)."""
+    return {**schema.grid(list(NAMES), entry_keys=("dataset", "model", "rounds")),
+            "distributions": DISTRIBUTIONS, "targets": TARGETS, "budget_mbit": BUDGET}
+
+
+# ---------------------------------------------------------------------------------------------- the comparison grid
+def comparison_configs(settings: Mapping[str, Any]) -> list[dict]:
+    """rows × distributions × algorithms × seeds; each run lasts until its cumulative uplink reaches the row's
+    budget (`budget_mbit`), at most the entry's `rounds` (the cap); the target is the row's per distribution."""
+    out = []
+    for row in settings["rows"]:
+        entry = dict(settings["datasets"][row])
+        cap = int(entry.pop("rounds"))
+        for dist, fields in settings["distributions"].items():
+            target = settings["targets"][row][dist]
+            for cfg in run_configs(settings, {**entry, **fields}, settings["algorithms"], settings["seeds"],
+                                   target_acc=float(target)):
+                cfg["rounds"] = rounds_for_budget(cfg, float(settings["budget_mbit"][row]), cap)
+                out.append(cfg)
+    return out
+
+
+def tag(record: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, str]:
+    """(row, distribution) of a comparison run, matched on dataset, model and the distribution's fields."""
+    cfg = record["config"]
+    for row in settings["rows"]:
+        entry = settings["datasets"][row]
+        if cfg["dataset"] != entry["dataset"] or cfg["model"] != entry["model"]:
+            continue
+        for dist, fields in settings["distributions"].items():
+            if all(cfg.get(k) == v for k, v in fields.items()):
+                return row, dist
+    raise ValueError(f"run {record['fingerprint']} ({cfg['algorithm']} on {cfg['dataset']}) matches no row and "
+                     "distribution of the settings")
+
+
+# ---------------------------------------------------------------------------------------------- numbers and text
+def mbit(bits: float) -> float:
+    return bits / MBIT
+
+
+def fmt_mbit(value: float | None, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isinf(value)):
+        return INF_TEXT
+    return f"{value:.{digits}g}" if value < 1 else f"{value:.{max(digits - 1, 1)}f}"
+
+
+def comm_cell(values: Sequence[float | None]) -> str:
+    """Mean ± sample std (ddof = 1) of per-seed Comm. (Mbit); '∞' when no seed reached the target, '∞ (k/n
+    reached)' when only some did (the mean of those alone would be biased low)."""
+    reached = [v for v in values if v is not None]
+    if not reached:
+        return INF_TEXT
+    if len(reached) < len(values):
+        return f"{INF_TEXT} ({len(reached)}/{len(values)} reached)"
+    mean = float(np.mean(reached))
+    if len(reached) == 1:
+        return fmt_mbit(mean)
+    return f"{fmt_mbit(mean)} ± {fmt_mbit(float(np.std(reached, ddof=1)), 2)}"
+
+
+def paper_cell(value: float) -> str:
+    """A Table I cell as printed: one decimal (24.0, 591.0), two where the paper has two (8.15); ∞."""
+    if math.isinf(value):
+        return INF_TEXT
+    return f"{value:.1f}" if abs(value * 10 - round(value * 10)) < 1e-9 else f"{value:.2f}"
+
+
+def run_label(settings: Mapping[str, Any], row: str) -> str:
+    """What a row actually ran, for evidence lines: 'digits (mlp_small)'."""
+    entry = settings["datasets"][row]
+    return f"{entry['dataset']} ({entry.get('model', 'auto')})"
+
+
+def stand_ins(settings: Mapping[str, Any], rows: Sequence[str], extra: str = "") -> list[tuple[str, str]]:
+    out = []
+    for r in rows:
+        e = settings["datasets"][r]
+        ds = e["dataset"]
+        out.append((P.TASK_NAMES.get(r, r), f"{ds} — {D.DATASET_TEXT.get(ds, ds)}; model {e.get('model', 'auto')}"
+                    + extra))
+    return out
+
+
+def settings_lines(settings: Mapping[str, Any], skip: Sequence[str] = ()) -> list[str]:
+    """Phrases for the shared run settings (the paper's symbols: N, L, η, α, β, ε)."""
+    run, lr = settings["run"], settings.get("lr") or {}
+    hp = settings.get("hparams") or {}
+    out = []
+    if "N" not in skip and "n_clients" in run:
+        full = run.get("clients_per_round") == run["n_clients"]
+        out.append(f"N = {run['n_clients']} devices" + (", all in every round" if full else
+                                                         f", {run.get('clients_per_round')} per round"))
+    if "L" not in skip and "local_steps" in run:
+        out.append(f"L = {run['local_steps']} local Adam steps per round")
+    if "B" not in skip and "batch_size" in run:
+        out.append(f"batch {run['batch_size']}")
+    lrs = sorted({v for a, v in lr.items() if a in settings["algorithms"] and v is not None})
+    if "lr" not in skip and lrs:
+        out.append("η = " + ", ".join(f"{v:g}" for v in lrs))
+    if "adam" not in skip and "beta2" in run:
+        out.append(f"β1 = {run.get('beta1', 0.9)}, β2 = {run['beta2']}, ε = {run.get('eps'):g} (inside the root)")
+    ratios = sorted({h["keep_ratio"] for h in hp.values() if isinstance(h, Mapping) and "keep_ratio" in h})
+    if "alpha" not in skip:
+        out.append("α = k/d = " + (", ".join(f"{r:g}" for r in ratios) if ratios else "0.05 (default)"))
+    if "partition" not in skip and "partition" in run:
+        part = run["partition"] + (f" θ = {run['alpha']}" if run["partition"].startswith("dirichlet") else "")
+        out.append(f"partition {part}")
+    if "agg" not in skip:
+        out.append(f"aggregation {run.get('aggregation', 'uniform')} (A3)")
+    seeds = settings["seeds"]
+    out.append(f"{len(seeds)} seed(s): {' '.join(str(s) for s in seeds)}")
+    return out
+
+
+def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]], lines: list[str],
+           notes: list[str]) -> str:
+    return R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes, PAPER.doc)
+
+
+def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str,
+               paper_source: str, claims: list[C.Claim], files: list[str], thumbnail: str | None,
+               numbers: Mapping[str, Any]) -> Path:
+    short = [(P.TASK_NAMES.get(r, r), run_label(settings, r)) for r in settings["rows"]]
+    return R.write_meta(out_dir, A.of(module_name), settings, title=title, paper_source=paper_source,
+                        claims=claims, files=files, thumbnail=thumbnail, numbers=numbers, stand_ins=short)

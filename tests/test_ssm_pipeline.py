@@ -1,0 +1,158 @@
+"""The FedAdam-SSM artefacts: params blocks against the paper's settings, the shared Table I / Figure 2 runs, the DVC
+stages, Table I's cells and verdicts on hand-made records, and the sweep trend rules."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from fedlib.compress import MBIT
+from fedlib.config import RunConfig
+from fedlib.papers.fedadam_ssm import fig2, fig3, sweep, table1
+from fedlib.papers.fedadam_ssm import reference as P
+from fedlib.reporting import claims as C
+from fedlib.reporting.profiles import load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = ROOT / "params.yaml"
+SECTIONS = [f"fedadam_ssm_{n}" for n in ("fig1", "table1", "fig2", "fig3", "fig4", "fig5")]
+
+
+def _params() -> dict:
+    return yaml.safe_load(PARAMS.read_text())
+
+
+def test_paper_profile_has_the_papers_settings():
+    p = _params()
+    models = {"fmnist_cnn": ("fashion_mnist", "cnn_mnist"), "svhn_resnet": ("svhn", "resnet18"),
+              "cifar_vgg": ("cifar10", "vgg11")}
+    for section in SECTIONS:
+        if section == "fedadam_ssm_fig2":
+            assert p[section]["paper"] == {"runs_of": "table1", "log_x": True}
+            continue
+        blk = p[section]["paper"]
+        run = blk["run"]
+        assert (run["n_clients"], run["clients_per_round"], run["local_steps"]) == (20, 20, 30), section
+        assert (run["beta1"], run["beta2"], run["eps"]) == (0.9, 0.999, 1.0e-6), section
+        assert run["aggregation"] == "uniform" and run["eval_every"] == 1, section
+        assert len(blk["seeds"]) >= 3, section
+        assert all(v == 0.001 for v in blk["lr"].values()), section
+        assert {r: (e["dataset"], e["model"]) for r, e in blk["datasets"].items()} == models, section
+        for alg, hp in (blk.get("hparams") or {}).items():
+            if "keep_ratio" in hp:
+                assert hp["keep_ratio"] == 0.05, (section, alg)
+    t1 = p["fedadam_ssm_table1"]["paper"]
+    assert t1["algorithms"] == list(P.ALGORITHMS)
+    assert t1["distributions"] == {"iid": {"partition": "iid"},
+                                   "noniid": {"partition": "dirichlet_fedma", "alpha": 0.1}}
+    assert {r: {d: round(100 * v, 1) for d, v in t.items()} for r, t in t1["targets"].items()} == {
+        r: {d: P.TARGET_ACC[d][r] for d in ("iid", "noniid")} for r in P.TASKS}
+    for row in P.TASKS:                                  # the budget covers every finite Table I entry (A14)
+        finite = [v[row] for s in P.COMM_MBIT.values() for v in s.values() if math.isfinite(v[row])]
+        assert t1["budget_mbit"][row] > max(finite)
+
+
+def test_embedded_profile_is_offline_on_the_cpu():
+    for section in SECTIONS:
+        art = section.split("_", 2)[2]
+        module = __import__(f"fedlib.papers.fedadam_ssm.{art}", fromlist=["configs"])
+        settings = load_settings(section, "embedded", params_file=PARAMS, schema=module.PARAMS)
+        cfgs = module.configs(settings)
+        assert cfgs and {c["dataset"] for c in cfgs} <= {"digits", "synthetic"}, section
+        assert all(c["device"] == "cpu" for c in cfgs), section
+
+
+def test_figure2_plots_exactly_table1s_runs_and_dvc_wires_it():
+    s1 = load_settings("fedadam_ssm_table1", "embedded", params_file=PARAMS, schema=table1.PARAMS)
+    s2 = load_settings("fedadam_ssm_fig2", "embedded", params_file=PARAMS, schema=fig2.PARAMS)
+    c1, c2 = table1.configs(s1), fig2.configs(s2)
+    assert [RunConfig.from_dict(c).fingerprint() for c in c1] == [RunConfig.from_dict(c).fingerprint() for c in c2]
+    assert len(c1) == 3 * 2 * 8 * 3
+    rounds = {(c["algorithm"], c["model"], c["dataset"]): c["rounds"] for c in c1}
+    assert rounds[("fedadam_local", "mlp_small", "digits")] == 8        # 2.5 Mbit / (3 · 3466 · 32 bits) → 8 rounds
+    assert rounds[("fedadam_ssm", "mlp_small", "digits")] == 40          # capped
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    st = stages["fedadam_ssm_fig2"]
+    assert "-p cache_dir runs/fedadam_ssm/table1" in st["cmd"] and "runs/fedadam_ssm/table1" in st["deps"]
+    assert st["params"] == ["fedadam_ssm_fig2", "fedadam_ssm_table1"]
+    for section in SECTIONS:
+        art = section.split("_", 2)[2]
+        st = stages[section]
+        assert f"notebooks/{section}.ipynb" in st["deps"] and "-p out_dir reports/fedadam_ssm" in st["cmd"]
+        assert st["metrics"] == [{f"reports/fedadam_ssm/{art}.json": {"cache": False, "persist": True}}]
+        assert f"reports/fedadam_ssm/{art}.json" in stages["reports_index"]["deps"]
+
+
+# ---------------------------------------------------------------------------------------------- Table I on records
+def _record(alg, seed, accs, bits_per_round, row_cfg, target, fp):
+    rounds = [{"round": i, "test_acc": a, "uplink_bits": i * bits_per_round} for i, a in enumerate(accs, 1)]
+    return {"config": {"algorithm": alg, "seed": seed, "target_acc": target, **row_cfg}, "rounds": rounds,
+            "summary": {"status": "ok", "best_test_acc": max(accs)}, "model": {"num_params": 100},
+            "fingerprint": fp}
+
+
+def test_table1_cells_factors_and_verdicts_on_hand_made_records():
+    settings = {"rows": ["fmnist_cnn"], "datasets": {"fmnist_cnn": {"dataset": "digits", "model": "mlp_small",
+                                                                    "rounds": 5}},
+                "distributions": {"iid": {"partition": "iid"}}, "targets": {"fmnist_cnn": {"iid": 0.8}},
+                "algorithms": ["fedadam_ssm", "fedadam_local", "efficient_adam"], "seeds": [0, 1]}
+    row = {"dataset": "digits", "model": "mlp_small", "partition": "iid"}
+    q = MBIT / 4
+    records = [
+        _record("fedadam_ssm", 0, [0.5, 0.81, 0.9], q, row, 0.8, "a"),          # reaches at round 2: 0.5 Mbit
+        _record("fedadam_ssm", 1, [0.5, 0.7, 0.85], q, row, 0.8, "b"),          # round 3: 0.75 Mbit
+        _record("fedadam_local", 0, [0.85], 4 * q, row, 0.8, "c"),              # round 1: 1 Mbit
+        _record("fedadam_local", 1, [0.6, 0.82], 4 * q, row, 0.8, "d"),         # round 2: 2 Mbit
+        _record("efficient_adam", 0, [0.3, 0.4, 0.5], q / 8, row, 0.8, "e"),    # never
+        _record("efficient_adam", 1, [0.3, 0.4, 0.79], q / 8, row, 0.8, "f"),
+    ]
+    result = table1.build(records, settings)
+    csv = result["csv"].set_index("algorithm")
+    assert csv.loc["FedAdam-SSM", "comm_mbit"] == "0.625 ± 0.18"
+    assert csv.loc["FedAdam", "comm_mbit"] == "1.50 ± 0.71" and csv.loc["FedAdam", "factor"] == pytest.approx(2.4)
+    assert csv.loc["Efficient Adam", "comm_mbit"] == "∞" and math.isinf(csv.loc["Efficient Adam", "factor"])
+    assert csv.loc["FedAdam", "paper_comm_mbit"] == "24.0" and csv.loc["FedAdam", "paper_factor"] == 2.94
+    verdicts = {c.id: c.status for c in result["claims"]}
+    assert verdicts["T1.5"] == C.CONFIRMED         # 640 vs 1536 kbit: the gap exceeds one standard error (528)
+    assert verdicts["T1.6"] == C.CONFIRMED and verdicts["T1.7"] == C.CONFIRMED
+
+
+# ---------------------------------------------------------------------------------------------- sweep rules
+def _per_seed(values: dict) -> dict:
+    rows = [{"row": "r", "value": v, "seed": s, "final_acc": a, "rounds_to_target": None, "cap": 10}
+            for v, accs in values.items() for s, a in enumerate(accs)]
+    return {"per_seed": pd.DataFrame(rows)}
+
+
+def test_sweep_trend_rules():
+    settings = {"rows": ["r"], "datasets": {"r": {"dataset": "digits", "model": "mlp_small", "target_acc": 0.5}}}
+    peak = _per_seed({1: [50, 51, 52], 5: [80, 81, 79], 20: [60, 61, 59]})
+    rising = _per_seed({1: [50, 51, 52], 5: [70, 71, 69], 20: [90, 91, 89]})
+    noisy = _per_seed({1: [50, 60, 70], 5: [55, 65, 75], 20: [52, 62, 72]})
+    assert sweep.interior_optimum(peak, settings, "L", "{:g}")[0] == C.CONFIRMED
+    assert sweep.interior_optimum(rising, settings, "L", "{:g}")[0] == C.REFUTED
+    assert sweep.interior_optimum(noisy, settings, "L", "{:g}")[0] == C.INCONCLUSIVE
+    assert sweep.monotone_gain(rising, settings, "α", "{:g}")[0] == C.CONFIRMED
+    assert sweep.monotone_gain(peak, settings, "α", "{:g}")[0] == C.REFUTED
+
+
+def test_figure3_writes_its_files_from_a_tiny_grid(tmp_path):
+    from fedlib.experiments import run_many
+
+    settings = load_settings("fedadam_ssm_fig3", "embedded", params_file=PARAMS, schema=fig3.PARAMS,
+                             overrides={"seeds": [0], "local_steps_grid": [1, 3],
+                                        "datasets": {"fmnist_cnn": {"rounds": 3}}})
+    records = run_many(fig3.configs(settings), tmp_path / "cache", workers=1, verbose=False)
+    result = fig3.build(records, settings)
+    paths = fig3.write(result, settings, tmp_path / "out")
+    assert {p.name for p in paths} == {"fig3.png", "fig3.svg", "fig3.csv", "fig3.md", "fig3.json"}
+    curves = pd.read_csv(tmp_path / "out" / "fig3.csv")
+    assert sorted(curves["value"].unique()) == [1, 3] and curves["round"].max() == 3
+    meta = json.loads((tmp_path / "out" / "fig3.json").read_text())
+    assert meta["stage"] == "fedadam_ssm_fig3" and [c["id"] for c in meta["claims"]] == ["F3.1", "F3.2", "F3.3"]
+    md = (tmp_path / "out" / "fig3.md").read_text()
+    assert "digits (mlp_small)" in md and "docs/papers/fedadam_ssm.md" in md
