@@ -501,13 +501,25 @@ def format_report(results: list[dict], profile: str) -> str:
              "",
              f"| artefact | runs | to run | cost configs | rounds/run | {head} | GPU h (V100-equiv., projected) |",
              "|---|---:|---:|---:|---:|---:|---:|"]
+    def cell(hours: float, untimed: int, to_run: int) -> str:
+        """Hours, as a lower bound (≥) when some runs are untimed, and 'untimed' when none is timed."""
+        if untimed and untimed == to_run:
+            return "untimed"
+        return ("≥ " if untimed else "") + _hours(hours)
+
     for r in results:
         untimed = f" ({r['untimed']} untimed)" if r["untimed"] else ""
         lines.append(f"| {r['artefact']} | {r['runs']} | {r['to_run']}{untimed} | {r['cost_configs']} | "
-                     f"{r['mean_rounds']:.0f} | {_hours(r['hours'])} | {_hours(r['reference_hours'])} |")
+                     f"{r['mean_rounds']:.0f} | {cell(r['hours'], r['untimed'], r['to_run'])} | "
+                     f"{cell(r['reference_hours'], r['untimed'], r['to_run'])} |")
+    n_untimed = sum(r["untimed"] for r in results)
     lines.append(f"| **total** | {sum(r['runs'] for r in results)} | {sum(r['to_run'] for r in results)} | "
-                 f"{sum(r['cost_configs'] for r in results)} | | {_hours(sum(r['hours'] for r in results))} | "
-                 f"{_hours(sum(r['reference_hours'] for r in results))} |")
+                 f"{sum(r['cost_configs'] for r in results)} | | "
+                 f"{('≥ ' if n_untimed else '') + _hours(sum(r['hours'] for r in results))} | "
+                 f"{('≥ ' if n_untimed else '') + _hours(sum(r['reference_hours'] for r in results))} |")
+    if n_untimed:
+        lines += ["", f"{n_untimed} runs have no stored per-round cost (`untimed`; totals are lower bounds): run "
+                  "without --table-only to time them here, or `--remeasure --save` on the target device."]
     bases = sorted({b for r in results for b in r["rounds_basis"]})
     timed_as = sorted({t for r in results for t in r["timed_as"]})
     stand = sorted({s for r in results for s in r["stand_ins"]})

@@ -132,3 +132,16 @@ def test_cli_estimate_lists_every_artefact_of_the_paper_profile(capsys, tmp_path
     assert main(["estimate", "fadamgt_tabel1"]) == 2
     assert "is not an artefact or paper" in capsys.readouterr().err
 
+
+
+def test_report_marks_untimed_artefacts_and_lower_bounds():
+    base = {"devices": ["cpu/1t"], "rounds_basis": ["cap"], "timed_as": [], "stand_ins": [], "cost_configs": 1,
+            "mean_rounds": 10.0}
+    rows = [{**base, "artefact": "a", "runs": 2, "to_run": 2, "untimed": 0, "hours": 12.0, "reference_hours": 1.0},
+            {**base, "artefact": "b", "runs": 3, "to_run": 3, "untimed": 1, "hours": 20.0, "reference_hours": 2.0},
+            {**base, "artefact": "c", "runs": 4, "to_run": 4, "untimed": 4, "hours": 0.0, "reference_hours": 0.0}]
+    text = E.format_report(rows, "paper")
+    assert "| a | 2 | 2 | 1 | 10 | 12.0 | 1 |" in text
+    assert "| b | 3 | 3 (1 untimed) | 1 | 10 | ≥ 20.0 | ≥ 2 |" in text
+    assert "| c | 4 | 4 (4 untimed) | 1 | 10 | untimed | untimed |" in text
+    assert "| **total** | 9 | 9 | 3 | | ≥ 32.0 | ≥ 3 |" in text and "5 runs have no stored per-round cost" in text
