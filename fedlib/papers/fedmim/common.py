@@ -255,3 +255,10 @@ def fmt_table(frame: pd.DataFrame) -> str:
     from fedlib.reporting.tables import markdown_table
 
     return markdown_table(frame)
+
+
+def row_block(label: str, settings: Mapping[str, Any], row: str, ran: bool, lines: list[dict]) -> str:
+    """One paper-dataset section of a Table I/II report: a heading saying what ran, then its table."""
+    head = (f"### {label} — reproduced on {entry_text(settings['datasets'][row])}" if ran else
+            f"### {label} — paper values only (not run at the {settings['profile']} scale)")
+    return head + "\n\n" + fmt_table(pd.DataFrame(lines))

@@ -123,9 +123,7 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any], algs: Sequen
                     cells[f"E={e:g} final"] = r["final"]
                     cells[f"E={e:g} best"] = r["best"]
             lines.append(cells)
-        head = (f"### {label} — reproduced on {M.entry_text(settings['datasets'][row])}" if ran else
-                f"### {label} — paper values only (not run at the {settings['profile']} scale)")
-        blocks.append(head + "\n\n" + M.fmt_table(pd.DataFrame(lines)))
+        blocks.append(M.row_block(label, settings, row, ran, lines))
     return "\n\n".join(blocks)
 
 
