@@ -10,7 +10,8 @@ An artefact notebook is a tagged parameters cell (PARAMETERS below) and four one
     result = nb.artefact(records)    # build + write the files, show the table / figure inline
     nb.claims(result)                # the paper's claims checked on the reproduced numbers, inline
 
-Everything shown is also written: `<out_dir>/<artefact>.{md,csv,json,png,svg}`. Empty `out_dir` / `cache_dir`
+Everything shown is also written: `<out_dir>/<artefact>.{md,csv,json,png,svg}`, all together or not at all
+(`staged.write_artefact`). Empty `out_dir` / `cache_dir`
 parameters mean runs/<paper>/explore (so exploring never touches reports/; `dvc repro` passes reports/<paper>) and
 runs/<paper>/<artefact> (the run cache `dvc repro` fills, so cached runs are reused).
 
@@ -29,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.reporting import artefact as A
-from fedlib.reporting import profiles
+from fedlib.reporting import profiles, staged
 
 #: the parameters every artefact notebook takes (papermill `-p name value` / `-y 'name: value'`)
 PARAMETERS: dict[str, type | tuple[type, ...]] = {
@@ -61,9 +62,13 @@ class Notebook:
 
     # ------------------------------------------------------------------------------------------ artefact
     def artefact(self, records: list[dict], show: bool = True) -> dict:
-        """Build the artefact from the run records, write its files into out_dir, show the table or figure."""
+        """Build the artefact from the run records, write its files into out_dir, show the table or figure.
+
+        The files appear all together or not at all (fedlib/reporting/staged.py): written into a staging folder,
+        checked, then renamed into out_dir; a failure is one line naming the file and leaves the previous set."""
         result = self.module.build(records, self.settings)
-        paths = self.module.write(result, self.settings, self.params["out_dir"])
+        paths = staged.write_artefact(self.params["out_dir"], self.art.name,
+                                      lambda folder: self.module.write(result, self.settings, folder))
         print("wrote " + ", ".join(str(p) for p in paths))
         if show:
             from IPython.display import Image, Markdown, display

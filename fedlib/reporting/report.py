@@ -60,15 +60,16 @@ def provenance_note(records: Sequence[dict]) -> str | None:
 
 
 def write_text(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text if text.endswith("\n") else text + "\n")
-    return path
+    """Write UTF-8 text atomically (a temporary sibling renamed over `path`): never a half-written file."""
+    from fedlib.jsonio import write_atomic
+
+    data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
+    write_atomic(Path(path), lambda fh: fh.write(data))
+    return Path(path)
 
 
 def write_json(path: Path, obj: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_clean(obj), indent=2, sort_keys=False) + "\n")
-    return path
+    return write_text(path, json.dumps(_clean(obj), indent=2, sort_keys=False))
 
 
 def _clean(obj):
@@ -113,8 +114,10 @@ def write_index(reports_dir: str | Path) -> Path:
     for path in sorted(root.glob("*/*.json")):
         try:
             meta = json.loads(path.read_text())
-        except ValueError:
+        except ValueError:                 # not an artefact's metadata
             continue
+        except OSError as exc:             # unreadable: refuse rather than drop the artefact from the index
+            raise OSError(exc.errno, f"cannot read {path} ({_reason(exc)})") from None
         if isinstance(meta, dict) and {"paper", "artefact", "stage"} <= set(meta):
             metas.append((path, meta))
     lines = ["# Reports", "",
@@ -143,7 +146,16 @@ def write_index(reports_dir: str | Path) -> Path:
     if not metas:
         lines.append("No artefacts yet: run `dvc repro`.")
     out = root / "README.md"
-    return write_text(out, "\n".join(lines))
+    try:
+        return write_text(out, "\n".join(lines))
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write {out} ({_reason(exc)})") from None
+
+
+def _reason(exc: OSError) -> str:
+    from fedlib.reporting.staged import error_cause    # names the file-size limit on EFBIG
+
+    return error_cause(exc)
 
 
 def command(settings: Mapping[str, Any]) -> str:
