@@ -613,18 +613,51 @@ def _fedlib_limited(fsize: int, *args: str) -> subprocess.CompletedProcess:
                           preexec_fn=limit, timeout=300)
 
 
+def test_full_disk_inside_torch_save_is_one_line(tmp_path, capsys, monkeypatch):
+    """The disk fills up in the middle of the round-4 checkpoint. torch.save swallows the OSError of its file and
+    raises `RuntimeError: ... unexpected pos` instead; the refusal must still be the one-line write failure
+    (exit 1) that names the cause, with the round-2 checkpoint intact and no temporary left."""
+    import fedlib.jsonio as jsonio
+
+    class FillsUp:
+        def __init__(self, fh):
+            self.fh, self.written = fh, 0
+
+        def write(self, data):
+            if self.written + len(data) > 4096:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            self.written += len(data)
+            return self.fh.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+    real_init, sinks = jsonio._Sink.__init__, []
+
+    def init(self, fh):
+        sinks.append(1)
+        real_init(self, FillsUp(fh) if len(sinks) == 2 else fh)
+    monkeypatch.setattr(jsonio._Sink, "__init__", init)
+    out = tmp_path / "o"
+    code, err = call(["run", "--out", str(out), *argv(rounds=6, checkpoint_every=2)], capsys)
+    assert_refused(code, err, 1, "cannot write checkpoint", "after round 4", "No space left on device")
+    assert sorted(tree(out)) == ["checkpoint.pt"]
+    assert torch.load(out / "checkpoint.pt", weights_only=True)["round"] == 2
+
+
 @pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
-def test_checkpoint_failing_inside_torch_save_is_one_line(tmp_path):
-    """A file-size limit just above the state tensors passes the check before round 1, then the checkpoint write
-    fails inside torch.save, which turns EFBIG into `RuntimeError: ... unexpected pos`: the refusal must still be
-    the one-line write failure (exit 1), with nothing left under --out."""
+@pytest.mark.parametrize("slack", [64, 2000])
+def test_checkpoint_over_the_file_size_limit_is_one_line(slack, tmp_path):
+    """A file-size limit just above the state tensors passes the check before round 1; the checkpoint then fails
+    with EFBIG (with 2000 bytes of slack inside torch.save, as a RuntimeError, on torch 2.13): one line, exit 1,
+    nothing left under --out."""
     from fedlib.engine import Simulation, resolve
 
     cfg = {**TINY, "rounds": 4, "checkpoint_every": 2, "progress": False}
     size, what = Simulation(resolve(cfg)).largest_file()
     assert what == "checkpoint.pt"
     out = tmp_path / "o"
-    proc = _fedlib_limited(size + 64, "run", "--out", str(out), *argv(**CKPT))
+    proc = _fedlib_limited(size + slack, "run", "--out", str(out), *argv(**CKPT))
     assert_refused(proc.returncode, proc.stderr.strip(), 1, "cannot write checkpoint", "File too large", "resume")
     assert not out.exists()
 

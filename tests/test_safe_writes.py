@@ -23,8 +23,8 @@ import pytest
 
 from fedlib import experiments
 from fedlib.papers.fadamgt import fig3
-from fedlib.reporting import notebook, profiles, report, staged
 from fedlib.reporting import artefact as A
+from fedlib.reporting import notebook, profiles, report, staged
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["fig3.csv", "fig3.json", "fig3.md", "fig3.png", "fig3.svg"]

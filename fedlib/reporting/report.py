@@ -153,7 +153,7 @@ def write_index(reports_dir: str | Path) -> Path:
 
 
 def _reason(exc: OSError) -> str:
-    from fedlib.reporting.staged import error_cause    # names the file-size limit on EFBIG
+    from fedlib.reporting.staged import error_cause  # names the file-size limit on EFBIG
 
     return error_cause(exc)
 

@@ -8,9 +8,9 @@
    one width, PNG up to its IEND chunk, SVG as XML, Markdown as UTF-8), and is synced to disk. Every file it will
    replace must be a plain file that may be written: a read-only file asks not to be overwritten.
 3. **Publish.** Only then are the files renamed into `out_dir` (`os.replace`, the same filesystem), all in a row.
-   Each previous file is hard-linked aside first, so a rename that fails puts the previous set back. A `COMMIT`
-   file, written before the first rename, lets the next call finish the renames of a process killed between two
-   of them (roll forward), so a kill never leaves a mix either.
+   Each previous file is hard-linked aside first, so a rename that fails (or Ctrl-C between two) puts the previous
+   set back. A `COMMIT` file, written before the first rename, lets the next call finish the renames of a process
+   SIGKILLed between two of them (roll forward): such a mix lasts only until the next write into that folder.
 
 Any failure removes the staging folder and raises `ReportWriteFailed`, one line naming the file and the cause; the
 files already in `out_dir` are left byte for byte. Staging folders of killed writers (their pid is gone) are
@@ -165,12 +165,16 @@ def recover(out_dir: str | Path) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- the transaction
 def _make_dirs(out: Path) -> list[Path]:
-    """mkdir -p `out`; the directories it created, deepest first."""
+    """mkdir -p `out`; the directories it created, deepest first (removed again if it fails half-way)."""
     missing, probe = [], out
     while not os.path.lexists(probe) and probe.parent != probe:
         missing.append(probe)
         probe = probe.parent
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        _remove_empty(missing)
+        raise
     return missing
 
 
@@ -178,8 +182,9 @@ def _remove_empty(created: Sequence[Path]) -> None:
     for d in created:
         try:
             d.rmdir()
-        except OSError:
-            return
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):   # holds files: so do its parents
+                return
 
 
 def _fsync(path: Path, directory: bool = False) -> None:
@@ -243,7 +248,7 @@ def _publish(stage: Path, out: Path, names: Sequence[str]) -> None:
                     shutil.copy2(target, previous / name)
             os.replace(stage / name, target)
             done.append(name)
-    except OSError as exc:
+    except BaseException as exc:             # a failed rename, or Ctrl-C between two: the previous set back
         failed = name
         for name in reversed(done):
             if (previous / name).exists():
@@ -251,7 +256,9 @@ def _publish(stage: Path, out: Path, names: Sequence[str]) -> None:
             else:
                 (out / name).unlink(missing_ok=True)
         commit.unlink(missing_ok=True)
-        raise _Bad(failed, error_cause(exc)) from None
+        if isinstance(exc, OSError):
+            raise _Bad(failed, error_cause(exc)) from None
+        raise
     try:
         _fsync(out, directory=True)
     except OSError:
