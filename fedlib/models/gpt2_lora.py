@@ -174,11 +174,12 @@ def build_gpt2_lora(input_shape: tuple[int, ...], num_classes: int, *, vocab_siz
                     raise ConnectionError(f"the hub is unreachable: {unreachable}") from None
                 base = load(local=False)
     except Exception as exc:  # noqa: BLE001 -- any download failure becomes one clear line
-        why = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        why = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:200]
+        cache = f"the Hugging Face cache {cache_dir}" if cache_dir else "the local Hugging Face cache"
         raise DatasetUnavailable(
-            f"model 'gpt2_lora' is not available: the pretrained weights of '{checkpoint}' are not in the Hugging "
-            f"Face cache {cache_dir} and could not be downloaded ({why}). Run once with network access and "
-            "`pip install transformers peft`.") from None
+            f"model 'gpt2_lora' is not available: the pretrained weights of '{checkpoint}' are not in {cache} and "
+            f"could not be downloaded ({why}). Run once with network access and `pip install transformers peft`."
+        ) from None
     if max_length > base.config.n_positions:
         raise ConfigError(f"max_length={max_length} is out of range; allowed: 1 .. {base.config.n_positions} "
                           f"(the positions of {checkpoint})")
