@@ -80,6 +80,7 @@ class RunConfig:
     device: Literal["auto", "cpu", "cuda"] = "auto"
     oracle: Literal["auto", "vmap", "loop", "timed"] = "auto"   # auto: vmap on CUDA, loop on CPU (engine.resolve)
     threads: int = 1                        # torch intra-op threads for `run`; 0 = torch's default (every core)
+    cpu_path: Literal["auto", "portable", "native"] = "auto"   # CPU kernels: fedlib/cpu_path.py (auto: this process's)
     dtype: Literal["float32", "float64"] = "float32"       # model, data and state precision
     # GPU path (docs/scale.md); chunk_size and state_device never change the numbers, autocast does
     chunk_size: int | None = None        # vmapped oracle: clients per vmap chunk (bounds activation memory)
@@ -259,11 +260,12 @@ class RunConfig:
         """The fields that change the numbers of a run (not where or how visibly it runs).
 
         The oracle path (resolved by `engine.resolve`) and the dtype are in: the two paths agree per call only to
-        float tolerance, so their records must never share a cache key. Threads are recorded, not fingerprinted.
+        float tolerance, so their records must never share a cache key. So are the thread count (a reduction split
+        over more threads sums in another order) and the CPU math path (fedlib/cpu_path.py), resolved by
+        `engine.resolve`. NON_NUMERIC lists the fields that cannot change the numbers.
         """
         d = self.to_dict()
-        for key in ("device", "progress", "checkpoint_every", "data_dir", "eval_batch_size", "threads",
-                    "chunk_size", "state_device"):
+        for key in NON_NUMERIC:
             d.pop(key)
         if d["autocast"] == "off":    # full precision keeps the fingerprints it had before the field existed
             d.pop("autocast")
@@ -283,6 +285,15 @@ class RunConfig:
         """Content hash of the semantic fields: the run-cache key."""
         blob = json.dumps(self.semantic_dict(), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+#: The only fields left out of the fingerprint: they decide where or how visibly a run happens, never its numbers.
+#: progress prints; a checkpointed run resumes bit-identically (tests/test_resume.py); data_dir only locates files
+#: whose content is checked; state_device only moves the [n, d] state between host and device memory (a copy).
+#: Everything else is in, including fields that change only the round-off: device (resolved to cpu/cuda), threads,
+#: cpu_path, oracle, chunk_size (a vmapped call over fewer clients can take other kernels) and eval_batch_size
+#: (the test loss is summed over evaluation batches).
+NON_NUMERIC = ("progress", "checkpoint_every", "data_dir", "state_device")
 
 
 # ---------------------------------------------------------------------- helpers

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fedlib import cpu_path
 from fedlib.config import ConfigError, RunConfig
 from fedlib.jsonio import write_json_atomic as write_record_atomic
 
@@ -227,6 +228,9 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
 
     total = len(todo)
     jobs = {fp: cfg.to_dict() for fp, cfg in todo.items()}
+    path = _cpu_path_of(todo.values())
+    if path != cpu_path.active() and backend == "process":
+        workers = max(workers, 2)              # runs this process cannot give their CPU path: fresh workers
     ray_owned = False
     if not total:
         outcomes = iter(())
@@ -238,7 +242,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     elif workers <= 1 or total == 1:
         outcomes, where = fanout.serial(jobs), "this process"
     else:
-        outcomes, where = fanout.process_pool(jobs, workers), f"{min(workers, total)} processes"
+        outcomes, where = fanout.process_pool(jobs, workers, path), f"{min(workers, total)} processes"
     if verbose:
         _log(f"[{label}] {len(keys)} configurations, {len(set(keys))} distinct: {len(records)} cached, "
              f"{total} to run on {where}; cache {cache}")
@@ -273,6 +277,15 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     if failures:
         raise RunsFailed(failures, total)
     return [records[fp] for fp in keys]
+
+
+def _cpu_path_of(cfgs: Iterable[RunConfig]) -> str:
+    """The one CPU math path of the runs to do (fedlib/cpu_path.py); a mix is refused (one process, one path)."""
+    paths = {c.cpu_path for c in cfgs}
+    if len(paths) > 1:
+        raise ConfigError(f"cpu_path: one run_many call runs on one CPU path, got {sorted(paths)}; allowed: split "
+                          "the configurations by cpu_path (portable, native)")
+    return paths.pop() if paths else cpu_path.active()
 
 
 def _failure(outcome: dict | BaseException, fp: str) -> str | None:

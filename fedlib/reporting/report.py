@@ -46,6 +46,18 @@ def header(title: str, paper_title: str, scale: str, stand_ins: Sequence[tuple[s
     return "\n".join(lines)
 
 
+def settings_table(rows: Sequence[tuple[str, Any, Any]]) -> str:
+    """A 'Setting | Paper | Here' markdown table (one row per setting; values as given, `—` for None), so that each
+    page shows the paper's settings beside the ones that ran, generated from the paper's reference data and the
+    resolved params block rather than typed into a sentence."""
+    def cell(v):
+        return "—" if v is None else str(v).replace("|", "\\|")
+
+    lines = ["| Setting | Paper | Here |", "| :--- | :--- | :--- |"]
+    lines += [f"| {name} | {cell(paper)} | {cell(here)} |" for name, paper, here in rows]
+    return "\n".join(lines)
+
+
 def provenance_note(records: Sequence[dict]) -> str | None:
     """A warning when cached runs were computed by different fedlib numeric sources than the current ones."""
     from fedlib.experiments import source_hash
@@ -94,7 +106,8 @@ def artefact_meta(*, paper: str, artefact: str, title: str, paper_source: str, s
         "stage": stage, "notebook": notebook, "files": list(files), "thumbnail": thumbnail,
         "stand_ins": [{"paper": p, "used": u} for p, u in stand_ins],
         "claims_summary": claims_summary(claims),
-        "claims": [{"id": c.id, "text": c.text, "status": c.status} for c in claims],
+        "claims": [{"id": c.id, "text": c.text, "status": c.status, "kind": getattr(c, "kind", "sentence")}
+                   for c in claims],
         "numbers": dict(numbers or {}),
     }
 
@@ -103,7 +116,8 @@ def status_of(meta: Mapping[str, Any]) -> str:
     s = meta.get("claims_summary", {})
     text = (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / "
             f"{s.get('inconclusive', 0)} inconclusive")
-    return text + (f" / {s['not_testable']} not testable at this scale" if s.get("not_testable") else "")
+    text += f" / {s['not_testable']} not testable at this scale" if s.get("not_testable") else ""
+    return text + (f"; {s['checks']} check(s) of the reproduction" if s.get("checks") else "")
 
 
 def write_index(reports_dir: str | Path) -> Path:
@@ -165,10 +179,19 @@ def command(settings: Mapping[str, Any]) -> str:
 def write_meta(out_dir: str | Path, art, settings: Mapping[str, Any], *, title: str, paper_source: str,
                claims: Sequence[Any], files: Sequence[str], thumbnail: str | None, numbers: Mapping[str, Any],
                stand_ins: Sequence[tuple[str, str]]) -> Path:
-    """`<out_dir>/<artefact>.json`: metadata, claim verdicts with evidence, headline numbers (also DVC metrics)."""
+    """`<out_dir>/<artefact>.json`: metadata, claim verdicts with evidence, headline numbers (also DVC metrics), and
+    `<out_dir>/<artefact>_seeds.csv`: the per-seed table of every number a verdict compares."""
+    from fedlib.reporting.claims import seed_table
+
     meta = artefact_meta(paper=art.paper, artefact=art.name, title=title, paper_source=paper_source,
                          scale=settings["profile"], stage=art.stage, notebook=art.notebook, files=files,
                          thumbnail=thumbnail, claims=claims, stand_ins=stand_ins, numbers=numbers)
     meta["order"] = art.order
     meta["claims_detail"] = [c.to_dict() for c in claims]
+    table = seed_table(claims)
+    if len(table):              # the per-seed numbers every verdict rests on (tests recompute the verdicts from it)
+        name = f"{art.name}_seeds.csv"
+        write_text(Path(out_dir) / name, table.to_csv(index=False, float_format="%.10g"))
+        meta["files"] = [*meta["files"], name]
+        meta["seed_table"] = name
     return write_json(Path(out_dir) / f"{art.name}.json", meta)
