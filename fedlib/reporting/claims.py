@@ -92,8 +92,15 @@ class Comparison:
         sides = {k: (None if v is None else {"method": v.method, "setting": v.setting, "metric": v.metric,
                                              "cap": v.cap})
                  for k, v in (("a", self.a), ("b", self.b))}
+        d = self.diff
+
+        def num(x):
+            return None if x is None or not math.isfinite(x) else x
+
         return {"outcome": self.outcome, "text": self.text, **sides, "higher_is_better": self.higher_is_better,
-                "exact": self.exact, "p_adjusted": None if math.isnan(self.p_adjusted) else self.p_adjusted}
+                "exact": self.exact, "n": d.n if d else None, "effect": num(d.mean) if d else None,
+                "lo": num(d.lo) if d else None, "hi": num(d.hi) if d else None,
+                "p_adjusted": None if math.isnan(self.p_adjusted) else self.p_adjusted}
 
 
 # ---------------------------------------------------------------------------------------------- comparisons
