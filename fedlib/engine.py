@@ -261,6 +261,9 @@ class Simulation:
         if cfg.batch_size > self.data.n_train:
             raise ConfigError(f"batch_size={cfg.batch_size} is larger than dataset={cfg.dataset}'s "
                               f"{self.data.n_train} train samples; allowed: 1 <= batch_size <= {self.data.n_train}")
+        if cfg.target_acc is not None and self.data.task != "classification":
+            raise ConfigError(f"target_acc needs a classification dataset (test accuracy); dataset={cfg.dataset} is "
+                              f"{self.data.task}; allowed: target_acc=null")
         if cfg.eval_local and self.data.task != "classification":
             raise ConfigError(f"eval_local=true needs a classification dataset; dataset={cfg.dataset} is "
                               f"{self.data.task}; allowed: eval_local=false")

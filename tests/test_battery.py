@@ -598,3 +598,14 @@ def test_setup_refuses_old_python_in_one_line(tmp_path):
                               env={**os.environ, "PYTHON": python}, timeout=60)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert all(w in proc.stderr for w in words) and not (tmp_path / ".venv").exists()
+
+
+def test_refusals_before_any_compute_for_settings_that_would_be_ignored():
+    from fedlib.config import ConfigError, RunConfig
+    from fedlib.engine import Simulation
+
+    with pytest.raises(ConfigError, match="tracking_init=warm .*allowed: zeros"):
+        RunConfig.from_dict({"algorithm": "fadamgt", "tracking_init": "warm"}).validate()
+    with pytest.raises(ConfigError, match="target_acc needs a classification dataset.*lstsq"):
+        Simulation({"algorithm": "fedavg", "dataset": "lstsq", "target_acc": 0.5, "stop_at_target": True,
+                    "rounds": 1})
