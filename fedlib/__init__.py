@@ -1,5 +1,9 @@
 """fedlib: cohort-batched federated learning for replicating adaptive-FL papers."""
-__version__ = "0.1.0"
+from fedlib import cpu_path as _cpu_path
+
+_cpu_path.pin_at_import()          # before anything loads torch: see fedlib/cpu_path.py
+
+__version__ = "0.2.0"
 
 
 def run(cfg, out_dir=None, **kwargs):

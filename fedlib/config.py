@@ -80,6 +80,7 @@ class RunConfig:
     device: Literal["auto", "cpu", "cuda"] = "auto"
     oracle: Literal["auto", "vmap", "loop", "timed"] = "auto"   # auto: vmap on CUDA, loop on CPU (engine.resolve)
     threads: int = 1                        # torch intra-op threads for `run`; 0 = torch's default (every core)
+    cpu_path: Literal["auto", "portable", "native"] = "auto"   # CPU kernels: fedlib/cpu_path.py (auto: this process's)
     dtype: Literal["float32", "float64"] = "float32"       # model, data and state precision
     # GPU path (docs/scale.md); chunk_size and state_device never change the numbers, autocast does
     chunk_size: int | None = None        # vmapped oracle: clients per vmap chunk (bounds activation memory)
@@ -235,6 +236,9 @@ class RunConfig:
         _positive_int("eval_batch_size", self.eval_batch_size)
         if self.target_acc is not None:
             _range("target_acc", self.target_acc, 0.0, 1.0, lo_open=True)
+        if self.tracking_init == "warm":      # kept in the type for the record of the paper's option; not runnable
+            raise ConfigError("tracking_init=warm needs every client's gradient at x^(1) before round 1, which the "
+                              "paper does not define (A3 in docs/papers/fadamgt.md); allowed: zeros")
         if self.stop_at_target and self.target_acc is None:
             raise ConfigError("stop_at_target=true needs target_acc; allowed: set target_acc in (0, 1]")
         _nonneg_int("seed", self.seed)
@@ -259,11 +263,12 @@ class RunConfig:
         """The fields that change the numbers of a run (not where or how visibly it runs).
 
         The oracle path (resolved by `engine.resolve`) and the dtype are in: the two paths agree per call only to
-        float tolerance, so their records must never share a cache key. Threads are recorded, not fingerprinted.
+        float tolerance, so their records must never share a cache key. So are the thread count (a reduction split
+        over more threads sums in another order) and the CPU math path (fedlib/cpu_path.py), resolved by
+        `engine.resolve`. NON_NUMERIC lists the fields that cannot change the numbers.
         """
         d = self.to_dict()
-        for key in ("device", "progress", "checkpoint_every", "data_dir", "eval_batch_size", "threads",
-                    "chunk_size", "state_device"):
+        for key in NON_NUMERIC:
             d.pop(key)
         if d["autocast"] == "off":    # full precision keeps the fingerprints it had before the field existed
             d.pop("autocast")
@@ -283,6 +288,15 @@ class RunConfig:
         """Content hash of the semantic fields: the run-cache key."""
         blob = json.dumps(self.semantic_dict(), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+#: The only fields left out of the fingerprint: they decide where or how visibly a run happens, never its numbers.
+#: progress prints; a checkpointed run resumes bit-identically (tests/test_resume.py); data_dir only locates files
+#: whose content is checked; state_device only moves the [n, d] state between host and device memory (a copy).
+#: Everything else is in, including fields that change only the round-off: device (resolved to cpu/cuda), threads,
+#: cpu_path, oracle, chunk_size (a vmapped call over fewer clients can take other kernels) and eval_batch_size
+#: (the test loss is summed over evaluation batches).
+NON_NUMERIC = ("progress", "checkpoint_every", "data_dir", "state_device")
 
 
 # ---------------------------------------------------------------------- helpers

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 import fedlib
+from fedlib import cpu_path
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.base import RoundContext
 from fedlib.algorithms.hparams import to_dict as hparams_to_dict
@@ -50,8 +51,13 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
         changes["lr"] = ALGORITHMS[cfg.algorithm].lr_default
     if cfg.model == "auto":
         changes["model"] = DATASETS[cfg.dataset].default_model
+    device = pick_device(cfg.device).type
+    if cfg.device != device:                # cpu or cuda: the same configuration computes differently on each
+        changes["device"] = device
     if cfg.oracle == "auto":                # a fixed rule, never timing: the path is part of the fingerprint
-        changes["oracle"] = auto_mode(pick_device(cfg.device).type)
+        changes["oracle"] = auto_mode(device)
+    if cfg.cpu_path == "auto":              # this process's CPU math path (fedlib/cpu_path.py)
+        changes["cpu_path"] = cpu_path.active()
     full = hparams_to_dict(cfg.hp)
     if full != cfg.hparams:
         changes["hparams"] = full           # every default of the algorithm's own hyperparameters, recorded
@@ -106,6 +112,7 @@ def environment(device: torch.device, oracle_info: dict, cfg: RunConfig) -> dict
     env = {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
            "platform": platform.platform(), "processor": platform.processor() or platform.machine(),
            "device": str(device), "threads": torch.get_num_threads(), "dtype": cfg.dtype,
+           "cpu_path": cpu_path.describe(),
            "oracle": {**oracle_info, "rule": AUTO_RULE}}
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
@@ -241,6 +248,10 @@ class Simulation:
         `data`: a FedDataset to use instead of loading `cfg.dataset` (cost estimates time shape-identical stand-ins
         of datasets that are not on this machine)."""
         self.cfg = cfg = resolve(cfg)
+        refused = cpu_path.refusal(cfg.cpu_path)
+        if refused:
+            raise ConfigError(refused)
+        cpu_path.apply(cfg.cpu_path)
         self.device = pick_device(cfg.device)
         if self.device.type == "cpu":
             reuse_freed_memory()          # large flat-vector temporaries without page faults (fedlib/hostmem.py)
@@ -251,6 +262,9 @@ class Simulation:
         if cfg.batch_size > self.data.n_train:
             raise ConfigError(f"batch_size={cfg.batch_size} is larger than dataset={cfg.dataset}'s "
                               f"{self.data.n_train} train samples; allowed: 1 <= batch_size <= {self.data.n_train}")
+        if cfg.target_acc is not None and self.data.task != "classification":
+            raise ConfigError(f"target_acc needs a classification dataset (test accuracy); dataset={cfg.dataset} is "
+                              f"{self.data.task}; allowed: target_acc=null")
         if cfg.eval_local and self.data.task != "classification":
             raise ConfigError(f"eval_local=true needs a classification dataset; dataset={cfg.dataset} is "
                               f"{self.data.task}; allowed: eval_local=false")

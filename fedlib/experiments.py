@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fedlib import cpu_path
 from fedlib.config import ConfigError, RunConfig
 from fedlib.jsonio import write_json_atomic as write_record_atomic
 
@@ -248,6 +249,9 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
                  for fp in todo if os.path.isdir(record_path(cache, fp))}
     jobs = {fp: cfg.to_dict() for fp, cfg in todo.items() if fp not in unwritten}
     total = len(jobs)
+    path = _cpu_path_of(todo.values())
+    if path != cpu_path.active() and backend == "process":
+        workers = max(workers, 2)              # runs this process cannot give their CPU path: fresh workers
     ray_owned = False
     if not total:
         outcomes = iter(())
@@ -259,7 +263,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     elif workers <= 1 or total == 1:
         outcomes, where = fanout.serial(jobs), "this process"
     else:
-        outcomes, where = fanout.process_pool(jobs, workers), f"{min(workers, total)} processes"
+        outcomes, where = fanout.process_pool(jobs, workers, path), f"{min(workers, total)} processes"
     if verbose:
         _log(f"[{label}] {len(keys)} configurations, {len(set(keys))} distinct: {len(records)} cached, "
              f"{total} to run on {where}; cache {cache}"
@@ -306,6 +310,15 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
 
 def _why(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _cpu_path_of(cfgs: Iterable[RunConfig]) -> str:
+    """The one CPU math path of the runs to do (fedlib/cpu_path.py); a mix is refused (one process, one path)."""
+    paths = {c.cpu_path for c in cfgs}
+    if len(paths) > 1:
+        raise ConfigError(f"cpu_path: one run_many call runs on one CPU path, got {sorted(paths)}; allowed: split "
+                          "the configurations by cpu_path (portable, native)")
+    return paths.pop() if paths else cpu_path.active()
 
 
 def _failure(outcome: dict | BaseException, fp: str) -> str | None:

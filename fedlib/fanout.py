@@ -13,6 +13,7 @@ memory back. Seeds come from each run's configuration, so the order in which tas
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import math
 import multiprocessing as mp
 import os
@@ -59,10 +60,13 @@ def serial(jobs: Mapping[str, dict]) -> Iterator[Outcome]:
         yield fp, outcome
 
 
-def process_pool(jobs: Mapping[str, dict], workers: int) -> Iterator[Outcome]:
-    """A pool of `workers` spawned processes (fork is unsafe once torch has started threads), one thread each."""
+def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None) -> Iterator[Outcome]:
+    """A pool of `workers` spawned processes (fork is unsafe once torch has started threads), one thread each.
+
+    `path`: the CPU math path the workers take (fedlib/cpu_path.py); each worker imports fedlib before torch, so it
+    can take either path whatever this process runs."""
     ctx = mp.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx, initializer=set_threads,
+    with _child_cpu_path(path), cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx, initializer=set_threads,
                                 initargs=(1,)) as pool:
         futures = {pool.submit(execute, cfg): fp for fp, cfg in jobs.items()}
         try:
@@ -74,10 +78,29 @@ def process_pool(jobs: Mapping[str, dict], workers: int) -> Iterator[Outcome]:
                 fut.cancel()
 
 
+@contextlib.contextmanager
+def _child_cpu_path(path: str | None):
+    """Spawned workers read $FEDLIB_CPU_PATH when they import fedlib: set it while the pool starts them."""
+    from fedlib.cpu_path import ENV_SWITCH
+
+    before = os.environ.get(ENV_SWITCH)
+    if path is not None:
+        os.environ[ENV_SWITCH] = path
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV_SWITCH, None)
+        else:
+            os.environ[ENV_SWITCH] = before
+
+
 def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
     """One Ray task per run with `cpus` CPUs and `gpus[fp]` GPUs (fractions share a GPU), on the connected cluster
     (`connect_ray`)."""
-    ray = ray_module()
+    from fedlib.cpu_path import ENV_SWITCH, PATHS
+
+    ray = ray_module()              # each worker takes the run's CPU path when it imports fedlib (runtime_env)
     cpu_task = ray.remote(execute)                       # CPU workers are reused (no torch import per run)
     gpu_task = ray.remote(max_calls=1)(execute)          # a GPU worker exits after its run: memory given back
     threads = max(1, math.floor(cpus))
@@ -85,7 +108,9 @@ def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float]) 
     for fp, cfg in jobs.items():
         g = float(gpus.get(fp, 0.0))
         task = gpu_task if g > 0 else cpu_task
-        refs[task.options(num_cpus=cpus, num_gpus=g, name=f"fedlib-run-{fp}", max_retries=0).remote(cfg, threads)] = fp
+        env = {"env_vars": {ENV_SWITCH: cfg.get("cpu_path", "auto")}} if cfg.get("cpu_path") in PATHS else None
+        refs[task.options(num_cpus=cpus, num_gpus=g, name=f"fedlib-run-{fp}", max_retries=0,
+                          runtime_env=env).remote(cfg, threads)] = fp
     pending = list(refs)
     try:
         while pending:

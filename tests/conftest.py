@@ -2,7 +2,9 @@ import os
 from pathlib import Path
 
 import pytest
-import torch
+
+import fedlib  # noqa: F401  -- before torch: the suite runs on the CPU path users get (fedlib/cpu_path.py)
+import torch  # noqa: E402,I001
 
 # Tests must be reproducible and fast on 2 cores; keep per-test threading small and caches inside tmp.
 torch.set_num_threads(1)

@@ -858,3 +858,14 @@ def test_gpt2_lora_offline_is_one_line_without_retries(tmp_path, capfd, monkeypa
     assert_refused(code, err, 3, "gpt2_lora", "not in the Hugging Face cache", "unreachable")
     assert elapsed < 10, elapsed                        # no retries with back-off (1+2+4+8+8 s)
     assert not out.exists() and not (data / "hf").exists()
+
+
+def test_refusals_before_any_compute_for_settings_that_would_be_ignored():
+    from fedlib.config import ConfigError, RunConfig
+    from fedlib.engine import Simulation
+
+    with pytest.raises(ConfigError, match="tracking_init=warm .*allowed: zeros"):
+        RunConfig.from_dict({"algorithm": "fadamgt", "tracking_init": "warm"}).validate()
+    with pytest.raises(ConfigError, match="target_acc needs a classification dataset.*lstsq"):
+        Simulation({"algorithm": "fedavg", "dataset": "lstsq", "target_acc": 0.5, "stop_at_target": True,
+                    "rounds": 1})

@@ -27,12 +27,16 @@ def test_auto_oracle_is_a_fixed_rule_of_the_device(monkeypatch):
     assert resolve({**TINY, "oracle": "timed"}).oracle == "timed"
 
 
-def test_fingerprint_separates_oracle_paths_and_dtypes_not_threads():
+def test_fingerprint_separates_oracle_paths_dtypes_threads_and_cpu_paths():
     fp = lambda **kw: resolve({**TINY, **kw}).fingerprint()  # noqa: E731
     assert fp() == fp(oracle="loop")                             # auto on CPU *is* the loop path
     assert len({fp(oracle="loop"), fp(oracle="vmap"), fp(oracle="timed")}) == 3
     assert fp(dtype="float64") != fp()
-    assert fp(threads=2) == fp(threads=1) == fp(threads=0)
+    # a reduction split over more threads sums in another order: 1- and 2-thread records must never share a key
+    assert len({fp(threads=1), fp(threads=2), fp(threads=0)}) == 3
+    assert fp(cpu_path="portable") != fp(cpu_path="native")
+    assert fp() in (fp(cpu_path="portable"), fp(cpu_path="native"))   # auto resolves to this process's path
+    assert fp() == fp(device="cpu")                               # auto resolves to the device that runs
 
 
 def test_default_run_never_times_and_records_its_path(monkeypatch):

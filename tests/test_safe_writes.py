@@ -264,19 +264,28 @@ def test_check_file_accepts_complete_files(committed):
 
 
 def test_reports_index_is_written_whole_or_refused_in_one_line(committed, capsys):
+    """reports/README.md and reports/scorecard.md go through the same staged write: a read-only scorecard refuses
+    both, and an artefact json that cannot be read is named in one line; the index pages stay as they were."""
     from fedlib.reporting import index
 
     out, _ = committed
     root = out.parent
     assert index.main([str(root)]) == 0
-    page = (root / "README.md").read_bytes()
-    assert b"fig3.md" in page
-    (out / "broken.json").mkdir()                               # a json path that cannot be read
+    pages = files(root)
+    assert sorted(pages) == ["README.md", "scorecard.md"] and b"fig3.md" in pages["README.md"]
+    (out / "fig3.json").write_text((out / "fig3.json").read_text().replace('"title": "', '"title": "New '))
+    (root / "scorecard.md").chmod(0o444)
     capsys.readouterr()
+    try:
+        assert index.main([str(root)]) == 1
+    finally:
+        (root / "scorecard.md").chmod(0o644)
+    assert_one_line(capsys.readouterr().err, str(root / "scorecard.md"), "read-only", "unchanged")
+    assert files(root) == pages and leftovers(root) == ["fadamgt"]
+    (out / "broken.json").mkdir()                               # a json path that cannot be read
     assert index.main([str(root)]) == 1
-    err = capsys.readouterr().err
-    assert_one_line(err, "cannot read", "broken.json", "Is a directory", "unchanged")
-    assert (root / "README.md").read_bytes() == page
+    assert_one_line(capsys.readouterr().err, "cannot read", "broken.json", "Is a directory", "unchanged")
+    assert files(root) == pages
 
 
 # ================================================================================ run_many

@@ -6,127 +6,306 @@ chosen so that most methods reach it): `not_testable(claim, reason)` keeps the c
 but never reports it as a refutation or a confirmation. Evidence names the data actually run ("digits (cnn)"),
 never the paper dataset it stands in for.
 
-The decision rules are fixed here, before looking at any result, and printed with each verdict:
+Every claim has a `kind`: `sentence` (a sentence of the paper, quoted in `quote` with its section), `table` (read off
+a table or figure of the paper) or `check` (a check of the reproduction itself, e.g. that the engine counts the
+bits the paper's formula gives). Checks are reported in their own list and never enter a paper's tally.
 
-* Two costs (lower is better) are compared with `compare_costs`. Runs that missed the target are *censored*: their
-  cost is only known to exceed the cap. A method is "better" when its upper-bound mean (censored runs counted as
-  infinite) is below the other's lower-bound mean (censored runs counted as cap + 1) by more than one standard error
-  of the difference; "worse" symmetrically; "tie" when both are fully observed and the means differ by at most one
-  standard error; "unknown" otherwise (e.g. neither reached the target).
-* Accuracies (higher is better) use the same one-standard-error rule (`compare_values`).
-* A claim of the form "A beats B in every case" is confirmed when every comparison is "better", refuted when at
-  least one is "worse", and inconclusive otherwise.
+The decision rule is fixed here, before looking at any result, and linked from every report (docs/claims.md):
+methods are compared **paired by seed** at a two-sided 95 % level (`fedlib.reporting.stats`: the paired t interval
+of the mean per-seed difference; censored costs bound in one direction only), the comparisons a claim makes are
+adjusted together with Holm's method, and a claim "A beats B in every case" is
 
-One standard error is a lenient noise band; with 2–4 seeds many comparisons end as ties, and the verdict is then
-"inconclusive" rather than a guess.
+* confirmed when every comparison is significantly in the claimed direction,
+* refuted when at least one comparison is significantly in the contrary direction,
+* inconclusive otherwise (the evidence cannot carry a verdict; counts of better / tie / worse / unknown printed).
+
+Each comparison prints its effect (mean paired difference) with its 95 % interval and its Holm-adjusted p-value.
+Deterministic numbers (one exact value per side, e.g. bits counted by a formula) are compared exactly (`exact`).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
+from fedlib.reporting import stats
 
 CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
 NOT_TESTABLE = "not testable at this scale"
 VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE, NOT_TESTABLE)
 ICON = {CONFIRMED: "✅ confirmed", REFUTED: "❌ refuted", INCONCLUSIVE: "❔ inconclusive",
         NOT_TESTABLE: "➖ not testable at this scale"}
+KINDS = ("sentence", "table", "check")
+OUTCOMES = ("better", "worse", "tie", "unknown")
+#: where every report links for the rule (relative to reports/<paper>/<artefact>.md)
+RULE_LINK = "../../docs/claims.md#the-decision-rule"
+RULE_TEXT = ("paired by seed, two-sided 95 % (paired t interval), Holm-adjusted over the claim's comparisons; "
+             "confirmed when every comparison is significantly in the claimed direction, refuted when one is "
+             "significantly contrary, else inconclusive")
 
 
 @dataclass
 class Claim:
     id: str
-    text: str                       # the paper's claim, in words
-    source: str                     # where the paper makes it
+    text: str                       # the claim, in words
+    source: str                     # where the paper makes it (section, table, figure)
     status: str                     # one of VERDICTS
     evidence: list[str] = field(default_factory=list)
     rule: str = ""
+    kind: str = "sentence"          # sentence | table | check (checks never enter a paper's tally)
+    quote: str = ""                 # the paper's own words, when kind == "sentence"
+    aggregate: str = "all"          # how the comparisons make the verdict (AGGREGATES)
+    comparisons: list[dict] = field(default_factory=list)   # the serialised comparisons (recomputable, see below)
+    reason: str = ""                # why not testable, when status == NOT_TESTABLE
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 @dataclass
+class Side:
+    """One method's per-seed numbers in one setting: a row group of the artefact's per-seed evidence table."""
+    method: str
+    setting: str
+    metric: str
+    values: dict[int, float | None]           # seed -> value; None = target missed (censored at `cap`)
+    cap: float | None = None
+
+    def key(self) -> tuple[str, str, str]:
+        return (self.method, self.setting, self.metric)
+
+
+@dataclass
 class Comparison:
-    outcome: str                    # better | worse | tie | unknown   (for the first argument)
+    outcome: str                    # better | worse | tie | unknown   (for the first side, after the claim's Holm step)
     text: str
+    a: Side | None = None
+    b: Side | None = None
+    higher_is_better: bool = True
+    exact: bool = False             # deterministic values: compared directly, no statistics
+    diff: stats.Paired | None = None
+    p_adjusted: float = math.nan
+
+    def to_dict(self) -> dict:
+        sides = {k: (None if v is None else {"method": v.method, "setting": v.setting, "metric": v.metric,
+                                             "cap": v.cap})
+                 for k, v in (("a", self.a), ("b", self.b))}
+        d = self.diff
+
+        def num(x):
+            return None if x is None or not math.isfinite(x) else x
+
+        return {"outcome": self.outcome, "text": self.text, **sides, "higher_is_better": self.higher_is_better,
+                "exact": self.exact, "n": d.n if d else None, "effect": num(d.mean) if d else None,
+                "lo": num(d.lo) if d else None, "hi": num(d.hi) if d else None,
+                "p_adjusted": None if math.isnan(self.p_adjusted) else self.p_adjusted}
 
 
-def _se(values: Sequence[float]) -> float:
-    v = np.asarray(values, dtype=float)
-    return float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0
+# ---------------------------------------------------------------------------------------------- comparisons
+def paired(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str = "{:.3g}") -> Comparison:
+    """Compare two methods' per-seed numbers paired by seed (`fedlib.reporting.stats`), unadjusted for now: the
+    claim's aggregation (`judge`) adjusts the p-values of all its comparisons together and decides the outcome."""
+    d = stats.paired_difference(a.values, b.values, a.cap, b.cap)
+    cmp = Comparison("unknown", "", a, b, higher_is_better, False, d)
+    cmp.outcome = stats.decide(d, d.p, higher_is_better)
+    cmp.text = _describe(cmp, label, fmt)
+    return cmp
 
 
-def compare_costs(a: Sequence[float | None], b: Sequence[float | None], cap_a: float, cap_b: float | None = None,
-                  names: tuple[str, str] = ("A", "B")) -> Comparison:
-    """Compare per-seed costs (None = target not reached within the cap); lower is better."""
+def exact(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str = "{:.6g}",
+          rel_tol: float = 1e-9) -> Comparison:
+    """Compare deterministic values (one per side, any seed key): better / worse / tie within `rel_tol`."""
+    va, vb = _single(a), _single(b)
+    if va is None or vb is None:
+        outcome = "unknown"
+    elif math.isclose(va, vb, rel_tol=rel_tol, abs_tol=0.0):
+        outcome = "tie"
+    else:
+        outcome = "better" if (va > vb) == higher_is_better else "worse"
+    text = f"{label + ': ' if label else ''}{a.method} {_num(va, fmt)} vs {b.method} {_num(vb, fmt)} (exact values)"
+    return Comparison(outcome, text, a, b, higher_is_better, True)
+
+
+def compare_values(a: Mapping[int, float], b: Mapping[int, float], names: tuple[str, str] = ("A", "B"),
+                   fmt: str = "{:.3f}", *, higher_is_better: bool = True, setting: str = "",
+                   metric: str = "value", label: str = "") -> Comparison:
+    """Per-seed values (`{seed: value}`), paired by seed; higher is better unless `higher_is_better=False`."""
+    return paired(Side(names[0], setting, metric, stats.per_seed(a)), Side(names[1], setting, metric,
+                                                                         stats.per_seed(b)),
+                  higher_is_better=higher_is_better, label=label, fmt=fmt)
+
+
+def compare_costs(a: Mapping[int, float | None], b: Mapping[int, float | None], cap_a: float,
+                  cap_b: float | None = None, names: tuple[str, str] = ("A", "B"), *, setting: str = "",
+                  metric: str = "cost", label: str = "", fmt: str = "{:.1f}") -> Comparison:
+    """Per-seed costs (`{seed: cost}`, None = target missed within the cap), lower is better, paired by seed."""
     cap_b = cap_a if cap_b is None else cap_b
-    if not a or not b:
-        return Comparison("unknown", f"{names[0]} vs {names[1]}: no runs")
-    a_lo = [cap_a + 1 if v is None else v for v in a]
-    b_lo = [cap_b + 1 if v is None else v for v in b]
-    a_hi = [math.inf if v is None else v for v in a]
-    b_hi = [math.inf if v is None else v for v in b]
-    se = math.hypot(_se(a_lo), _se(b_lo))
-    m_alo, m_blo, m_ahi, m_bhi = (float(np.mean(x)) for x in (a_lo, b_lo, a_hi, b_hi))
-    desc = f"{names[0]} {_fmt_costs(a, cap_a)} vs {names[1]} {_fmt_costs(b, cap_b)}"
-    if m_ahi < m_blo - se:
-        return Comparison("better", desc)
-    if m_alo > m_bhi + se:
-        return Comparison("worse", desc)
-    if math.isfinite(m_ahi) and math.isfinite(m_bhi) and abs(m_ahi - m_bhi) <= se:
-        return Comparison("tie", desc + " (within one standard error)")
-    return Comparison("unknown", desc + " (censored: cannot order)")
+    return paired(Side(names[0], setting, metric, stats.per_seed(a), cap_a),
+                  Side(names[1], setting, metric, stats.per_seed(b), cap_b),
+                  higher_is_better=False, label=label, fmt=fmt)
 
 
-def compare_values(a: Sequence[float], b: Sequence[float], names: tuple[str, str] = ("A", "B"),
-                   fmt: str = "{:.3f}") -> Comparison:
-    """Compare per-seed values where higher is better (e.g. accuracy)."""
-    if not len(a) or not len(b):
-        return Comparison("unknown", f"{names[0]} vs {names[1]}: no runs")
-    ma, mb = float(np.mean(a)), float(np.mean(b))
-    se = math.hypot(_se(a), _se(b))
-    desc = f"{names[0]} {fmt.format(ma)} vs {names[1]} {fmt.format(mb)}"
-    if ma > mb + se:
-        return Comparison("better", desc)
-    if ma < mb - se:
-        return Comparison("worse", desc)
-    return Comparison("tie", desc + " (within one standard error)")
+def relabel(cmp: Comparison, label: str) -> Comparison:
+    """The comparison with `label: ` in front of its text."""
+    cmp.text = f"{label}: {cmp.text}"
+    return cmp
 
 
-def _fmt_costs(values: Sequence[float | None], cap: float) -> str:
-    k = sum(v is not None for v in values)
-    if k == len(values):
-        return f"{np.mean(values):.1f}"
-    if k == 0:
-        return f">{cap:g}"
-    return f">{cap:g} ({k}/{len(values)} reached)"
+def _single(side: Side) -> float | None:
+    vals = [v for v in side.values.values()]
+    if len(vals) != 1:
+        raise ValueError(f"exact comparison of {side.method} needs one value, got {len(vals)}")
+    return vals[0]
+
+
+def _num(v, fmt):
+    return "n/a" if v is None else fmt.format(v)
+
+
+def _side_summary(side: Side, fmt: str) -> str:
+    vals = list(side.values.values())
+    got = [v for v in vals if v is not None]
+    if len(got) == len(vals):
+        return fmt.format(float(np.mean(got)))
+    cap = "?" if side.cap is None else f"{side.cap:g}"
+    return f">{cap}" if not got else f">{cap} ({len(got)}/{len(vals)} reached)"
+
+
+def _describe(cmp: Comparison, label: str, fmt: str) -> str:
+    a, b, d = cmp.a, cmp.b, cmp.diff
+    head = f"{label + ': ' if label else ''}{a.method} {_side_summary(a, fmt)} vs {b.method} {_side_summary(b, fmt)}"
+    if d is None or d.n == 0:
+        return head + " (no informative seed pair)"
+    body = f"; Δ = {_num(d.mean, fmt)}"
+    if d.n >= 2:
+        body += f" [{_num(d.lo, fmt)}, {_num(d.hi, fmt)}]"
+    body += f" (n = {d.n}"
+    if d.dropped:
+        body += f", {d.dropped} pair(s) both censored dropped"
+    body += ")"
+    return head + body
+
+
+# ---------------------------------------------------------------------------------------------- claim verdicts
+def adjust(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """Holm-adjust the p-values of a claim's statistical comparisons and decide each outcome at the 95 % level."""
+    comps = list(comparisons)
+    stat = [c for c in comps if not c.exact and c.diff is not None]
+    for c, p_adj in zip(stat, stats.holm([c.diff.p for c in stat])):
+        c.p_adjusted = p_adj
+        c.outcome = stats.decide(c.diff, p_adj, c.higher_is_better)
+    return comps
 
 
 def all_better(comparisons: Iterable[Comparison]) -> tuple[str, list[str]]:
-    """Verdict for 'better in every case' plus one evidence line per comparison."""
-    comps = list(comparisons)
-    evidence = [f"{c.outcome}: {c.text}" for c in comps]
+    """Verdict for 'better in every case' (after Holm) plus one evidence line per comparison."""
+    comps = adjust(list(comparisons))
+    return _verdict_all(comps), [evidence_line(c) for c in comps] or ["no comparisons available"]
+
+
+def _verdict_all(comps: Sequence[Comparison]) -> str:
     if not comps:
-        return INCONCLUSIVE, ["no comparisons available"]
+        return INCONCLUSIVE
     if any(c.outcome == "worse" for c in comps):
-        return REFUTED, evidence
+        return REFUTED
     if all(c.outcome == "better" for c in comps):
-        return CONFIRMED, evidence
-    return INCONCLUSIVE, evidence
+        return CONFIRMED
+    return INCONCLUSIVE
+
+
+#: how a claim's (adjusted) comparisons make its verdict; `recompute` looks the claim's `aggregate` up here
+AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {"all": _verdict_all}
+
+
+def evidence_line(c: Comparison) -> str:
+    p = "" if c.exact or math.isnan(c.p_adjusted) else f", Holm p = {c.p_adjusted:.3g}"
+    return f"{c.outcome}: {c.text}{p}"
+
+
+def judge(cid: str, text: str, source: str, comparisons: Iterable[Comparison], *, kind: str = "sentence",
+          quote: str = "", aggregate: str = "all", rule: str = "", notes: Sequence[str] = ()) -> Claim:
+    """A claim decided from its comparisons: Holm-adjusted, aggregated by `aggregate`, evidence and comparisons
+    kept so that the verdict can be recomputed from the per-seed table alone (`recompute`)."""
+    if kind not in KINDS:
+        raise ValueError(f"claim {cid}: kind={kind!r}; allowed: {', '.join(KINDS)}")
+    comps = adjust(list(comparisons))
+    status = AGGREGATES[aggregate](comps)
+    evidence = [evidence_line(c) for c in comps] or ["no comparisons available"]
+    claim = Claim(cid, text, source, status, [*evidence, *notes], rule or RULE_TEXT, kind, quote, aggregate,
+                  [c.to_dict() for c in comps], "")
+    claim._comparison_objects = comps          # not serialised: their per-seed values go to the seed table
+    return claim
+
+
+def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
+    """The verdict and per-comparison outcomes of a committed claim (its JSON `claims_detail` entry), recomputed from
+    the artefact's per-seed table alone (a DataFrame with method, setting, metric, seed, value, censored, cap)."""
+    comps = []
+    for spec in claim.get("comparisons", []):
+        sides = []
+        for key in ("a", "b"):
+            s = spec[key]
+            rows = table[(table["method"] == s["method"]) & (table["setting"] == s["setting"])
+                         & (table["metric"] == s["metric"])]
+            values = {int(r.seed): (None if bool(r.censored) else float(r.value)) for r in rows.itertuples()}
+            sides.append(Side(s["method"], s["setting"], s["metric"], values, s.get("cap")))
+        if spec.get("exact"):
+            comps.append(exact(*sides, higher_is_better=spec["higher_is_better"]))
+        else:
+            comps.append(paired(*sides, higher_is_better=spec["higher_is_better"]))
+    comps = adjust(comps)
+    status = AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
+    if claim["status"] == NOT_TESTABLE:
+        status = NOT_TESTABLE
+    return status, [c.outcome for c in comps]
+
+
+def seed_table(claims: Sequence[Claim]):
+    """The tidy per-seed evidence of every comparison of `claims`: one row per (method, setting, metric, seed)."""
+    import pandas as pd
+
+    rows, seen = [], {}
+    for c in claims:
+        for cmp in getattr(c, "_comparison_objects", []):
+            for side in (cmp.a, cmp.b):
+                if side is None:
+                    continue
+                if side.key() in seen:
+                    if seen[side.key()] != side.values:
+                        raise ValueError(f"claim {c.id}: {side.key()} has two sets of per-seed numbers; give each "
+                                         "its own setting or metric name")
+                    continue
+                seen[side.key()] = side.values
+                for seed, v in sorted(side.values.items()):
+                    rows.append({"method": side.method, "setting": side.setting, "metric": side.metric,
+                                 "seed": seed, "value": side.cap if v is None else v, "censored": v is None,
+                                 "cap": side.cap})
+    return pd.DataFrame(rows, columns=["method", "setting", "metric", "seed", "value", "censored", "cap"])
 
 
 def claims_markdown(claims: Sequence[Claim]) -> str:
-    """A markdown section: a summary table, then each claim with its rule and evidence."""
-    lines = ["| # | Claim (paper) | Verdict | Comparisons |", "| :--- | :--- | :--- | :--- |"]
-    for c in claims:
-        cell = f"{c.text} ({c.source})".replace("|", "\\|")        # a '|' in the text would split the cell
-        lines.append(f"| {c.id} | {cell} | {ICON[c.status]} | {_tally(c.evidence)} |")
-    lines.append("")
+    """A markdown section: the rule (linked), a summary table of the paper's claims, then the reproduction's own
+    checks, then each claim with its quote, rule and evidence."""
+    paper = [c for c in claims if c.kind != "check"]
+    checks = [c for c in claims if c.kind == "check"]
+    lines = [f"Decision rule ([docs/claims.md]({RULE_LINK})): {RULE_TEXT}. Counts: "
+             f"{_counts_text(claims_summary(claims))}.", ""]
+    for title, group in (("The paper's claims", paper), ("Checks of the reproduction (not counted as the paper's "
+                                                           "claims)", checks)):
+        if not group:
+            continue
+        lines += [f"**{title}**", "", "| # | Claim | Kind | Verdict | Comparisons |",
+                  "| :--- | :--- | :--- | :--- | :--- |"]
+        for c in group:
+            cell = f"{c.text} ({c.source})".replace("|", "\\|")        # a '|' in the text would split the cell
+            lines.append(f"| {c.id} | {cell} | {c.kind} | {ICON[c.status]} | {_tally(c.evidence)} |")
+        lines.append("")
     for c in claims:
         lines.append(f"**{c.id}. {c.text}** — {ICON[c.status]}  ")
+        if c.quote:
+            lines.append(f"Paper ({c.source}): “{c.quote}”  ")
         if c.rule:
             lines.append(f"Rule: {c.rule}  ")
         lines.append("Evidence:")
@@ -135,12 +314,18 @@ def claims_markdown(claims: Sequence[Claim]) -> str:
     return "\n".join(lines)
 
 
+def _counts_text(s: Mapping) -> str:
+    text = (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / {s.get('inconclusive', 0)} "
+            f"inconclusive / {s.get('not_testable', 0)} not testable")
+    return text + (f" (paper claims), plus {s['checks']} check(s)" if s.get("checks") else "")
+
+
 def _tally(evidence: Sequence[str]) -> str:
     """'3 better, 1 tie' from evidence lines that start with a comparison outcome; '' when there are none."""
     counts: dict[str, int] = {}
     for line in evidence:
         head = line.split(":", 1)[0]
-        if head in ("better", "worse", "tie", "unknown"):
+        if head in OUTCOMES:
             counts[head] = counts.get(head, 0) + 1
     return ", ".join(f"{counts[k]} {k}" for k in ("better", "tie", "worse", "unknown") if k in counts)
 
@@ -148,32 +333,42 @@ def _tally(evidence: Sequence[str]) -> str:
 def not_testable(claim: Claim, reason: str) -> Claim:
     """The claim with verdict "not testable at this scale": `reason` first, the computed evidence kept below it."""
     evidence = [f"not testable at this scale: {reason}"] + [f"(for information) {e}" for e in claim.evidence]
-    return Claim(claim.id, claim.text, claim.source, NOT_TESTABLE, evidence, claim.rule)
+    out = Claim(claim.id, claim.text, claim.source, NOT_TESTABLE, evidence, claim.rule, claim.kind, claim.quote,
+                claim.aggregate, claim.comparisons, reason)
+    out._comparison_objects = getattr(claim, "_comparison_objects", [])
+    return out
 
 
 def claims_summary(claims: Sequence[Claim]) -> dict:
-    counts = {s: sum(c.status == s for c in claims) for s in (CONFIRMED, REFUTED, INCONCLUSIVE)}
-    counts["not_testable"] = sum(c.status == NOT_TESTABLE for c in claims)
-    return {"n_claims": len(claims), **counts}
+    """Verdict counts of the paper's claims (sentence and table kinds); checks are counted apart."""
+    paper = [c for c in claims if getattr(c, "kind", "sentence") != "check"]
+    counts = {s: sum(c.status == s for c in paper) for s in (CONFIRMED, REFUTED, INCONCLUSIVE)}
+    counts["not_testable"] = sum(c.status == NOT_TESTABLE for c in paper)
+    checks = [c for c in claims if getattr(c, "kind", "sentence") == "check"]
+    return {"n_claims": len(paper), **counts, "checks": len(checks),
+            "checks_confirmed": sum(c.status == CONFIRMED for c in checks)}
 
 
 # ---------------------------------------------------------------------------------------------- on cost tables
 def std_error(values: Sequence[float]) -> float:
-    """Standard error of the mean (sample std, ddof = 1); 0 for fewer than two values."""
-    return _se(values)
+    """Standard error of the mean (sample std, ddof = 1); 0 for fewer than two values (for display only: verdicts
+    come from paired comparisons)."""
+    v = np.asarray(values, dtype=float)
+    return float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0
 
 
 def cost_comparison(agg, metric: str, a: dict, b: dict, label: str, names: dict[str, str]) -> Comparison:
-    """`compare_costs` of the aggregated rows selected by `a` and `b` (column == value), labelled for evidence."""
+    """`compare_costs` of the aggregated rows selected by `a` and `b` (column == value), paired by seed, labelled
+    for evidence; the setting of the per-seed table is `label`."""
     from fedlib.reporting.tables import cap_cost, lookup
 
     ra, rb = lookup(agg, **a), lookup(agg, **b)
     if ra is None or rb is None:
         return Comparison("unknown", f"{label}: missing runs")
-    cmp = compare_costs(list(ra[f"{metric}_values"]), list(rb[f"{metric}_values"]), cap_cost(ra, metric),
-                        cap_cost(rb, metric), names=(names.get(a.get("algorithm"), "A"),
-                                                     names.get(b.get("algorithm"), "B")))
-    return Comparison(cmp.outcome, f"{label}: {cmp.text}")
+    return compare_costs(ra[f"{metric}_by_seed"], rb[f"{metric}_by_seed"], cap_cost(ra, metric),
+                         cap_cost(rb, metric), names=(names.get(a.get("algorithm"), "A"),
+                                                      names.get(b.get("algorithm"), "B")),
+                         setting=label, metric=f"{metric} to target", label=label)
 
 
 def gap_bounds(agg, metric: str, base: dict, ours: dict) -> tuple[float, float, list]:

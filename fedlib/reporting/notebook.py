@@ -48,7 +48,9 @@ class Notebook:
 
     # ------------------------------------------------------------------------------------------ runs
     def configs(self) -> list[dict]:
-        return self.module.configs(self.settings)
+        """The artefact's run configurations, on the portable CPU path unless its params block says otherwise
+        (committed reports must not depend on the host's instruction set: fedlib/cpu_path.py)."""
+        return [{**c, "cpu_path": c.get("cpu_path", "portable")} for c in self.module.configs(self.settings)]
 
     def runs(self, show: bool = True) -> list[dict]:
         """Run (or read back from the run cache) every configuration the artefact needs; show a table of them."""

@@ -46,6 +46,18 @@ def header(title: str, paper_title: str, scale: str, stand_ins: Sequence[tuple[s
     return "\n".join(lines)
 
 
+def settings_table(rows: Sequence[tuple[str, Any, Any]]) -> str:
+    """A 'Setting | Paper | Here' markdown table (one row per setting; values as given, `—` for None), so that each
+    page shows the paper's settings beside the ones that ran, generated from the paper's reference data and the
+    resolved params block rather than typed into a sentence."""
+    def cell(v):
+        return "—" if v is None else str(v).replace("|", "\\|")
+
+    lines = ["| Setting | Paper | Here |", "| :--- | :--- | :--- |"]
+    lines += [f"| {name} | {cell(paper)} | {cell(here)} |" for name, paper, here in rows]
+    return "\n".join(lines)
+
+
 def provenance_note(records: Sequence[dict]) -> str | None:
     """A warning when cached runs were computed by different fedlib numeric sources than the current ones."""
     from fedlib.experiments import source_hash
@@ -95,7 +107,8 @@ def artefact_meta(*, paper: str, artefact: str, title: str, paper_source: str, s
         "stage": stage, "notebook": notebook, "files": list(files), "thumbnail": thumbnail,
         "stand_ins": [{"paper": p, "used": u} for p, u in stand_ins],
         "claims_summary": claims_summary(claims),
-        "claims": [{"id": c.id, "text": c.text, "status": c.status} for c in claims],
+        "claims": [{"id": c.id, "text": c.text, "status": c.status, "kind": getattr(c, "kind", "sentence")}
+                   for c in claims],
         "numbers": dict(numbers or {}),
     }
 
@@ -104,7 +117,8 @@ def status_of(meta: Mapping[str, Any]) -> str:
     s = meta.get("claims_summary", {})
     text = (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / "
             f"{s.get('inconclusive', 0)} inconclusive")
-    return text + (f" / {s['not_testable']} not testable at this scale" if s.get("not_testable") else "")
+    text += f" / {s['not_testable']} not testable at this scale" if s.get("not_testable") else ""
+    return text + (f"; {s['checks']} check(s) of the reproduction" if s.get("checks") else "")
 
 
 def write_index(reports_dir: str | Path) -> Path:
@@ -145,17 +159,95 @@ def write_index(reports_dir: str | Path) -> Path:
         lines.append("")
     if not metas:
         lines.append("No artefacts yet: run `dvc repro`.")
-    out = root / "README.md"
-    try:
-        return write_text(out, "\n".join(lines))
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot write {out} ({_reason(exc)})") from None
+    from fedlib.reporting.staged import write_artefact
+
+    # README.md and scorecard.md together or not at all (staged, checked, renamed in a row)
+    write_artefact(root, "index", lambda folder: [write_text(folder / "README.md", "\n".join(lines)),
+                                                  write_scorecard(root, metas, into=folder)])
+    return root / "README.md"
 
 
 def _reason(exc: OSError) -> str:
     from fedlib.reporting.staged import error_cause  # names the file-size limit on EFBIG
 
     return error_cause(exc)
+
+
+def scorecard_rows(metas: Sequence[tuple[Path, Mapping[str, Any]]], root: Path) -> list[dict]:
+    """One row per claim of every artefact (from `<artefact>.json`'s claims_detail)."""
+    rows = []
+    for path, meta in metas:
+        rel = path.parent.relative_to(root)
+        for c in meta.get("claims_detail", []):
+            rows.append({"paper": meta["paper"], "artefact": meta["artefact"], "page": f"{rel}/{meta['artefact']}.md",
+                         "title": meta["title"], "scale": meta["scale"], "id": c["id"], "text": c["text"],
+                         "source": c.get("source", ""), "kind": c.get("kind", "sentence"), "status": c["status"],
+                         "comparisons": c.get("comparisons", []), "order": meta.get("order", 99)})
+    return rows
+
+
+def _effect_cell(comparisons: Sequence[Mapping[str, Any]]) -> str:
+    """The decisive comparison's effect and 95 % interval: for a single comparison itself; otherwise the one with
+    the largest Holm-adjusted p-value among those in the verdict's direction (the weakest link), with the tally."""
+    stat = [c for c in comparisons if c.get("effect") is not None]
+    if not stat:
+        return ""
+    tally: dict[str, int] = {}
+    for c in comparisons:
+        tally[c["outcome"]] = tally.get(c["outcome"], 0) + 1
+    worse = [c for c in stat if c["outcome"] == "worse"]
+    pool = worse or stat
+    pick = max(pool, key=lambda c: c.get("p_adjusted") if c.get("p_adjusted") is not None else -1.0)
+    lo, hi = pick.get("lo"), pick.get("hi")
+    ci = f" [{lo:.3g}, {hi:.3g}]" if lo is not None and hi is not None else ""
+    head = f"Δ = {pick['effect']:.3g}{ci}"
+    if len(comparisons) > 1:
+        head += " (" + ", ".join(f"{tally[k]} {k}" for k in ("better", "tie", "worse", "unknown") if k in tally) + ")"
+    return head
+
+
+def write_scorecard(root: Path, metas: Sequence[tuple[Path, Mapping[str, Any]]], into: Path | None = None) -> Path:
+    """reports/scorecard.md: every claim of every paper with its verdict, effect and interval, and the counts
+    (written into `into` instead of `root` when given: the index's staging folder)."""
+    from fedlib.reporting.claims import CONFIRMED, ICON, INCONCLUSIVE, NOT_TESTABLE, REFUTED
+
+    rows = scorecard_rows(metas, root)
+    order = [CONFIRMED, REFUTED, INCONCLUSIVE, NOT_TESTABLE]
+    lines = ["# Scorecard: every claim of every paper", "",
+             "Generated by the `reports_index` stage from each artefact's `<artefact>.json`; do not edit by hand. "
+             "Verdicts follow the decision rule of [docs/claims.md](../docs/claims.md#the-decision-rule) (paired by "
+             "seed, 95 %, Holm-adjusted within a claim). Paper claims (kinds *sentence* and *table*) are counted; "
+             "checks of the reproduction are listed apart. The effect column shows the decisive comparison's mean "
+             "paired difference and 95 % interval (for claims with several comparisons: the weakest one in the "
+             "verdict's direction, and the tally).", "",
+             "| Paper | Claims | Confirmed | Refuted | Inconclusive | Not testable | Checks (confirmed) |",
+             "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    papers = list(dict.fromkeys(r["paper"] for r in rows))
+    total = {k: 0 for k in [*order, "n", "checks", "checks_ok"]}
+    for paper in papers:
+        mine = [r for r in rows if r["paper"] == paper]
+        claims = [r for r in mine if r["kind"] != "check"]
+        checks = [r for r in mine if r["kind"] == "check"]
+        counts = {k: sum(r["status"] == k for r in claims) for k in order}
+        ok = sum(r["status"] == CONFIRMED for r in checks)
+        for k in order:
+            total[k] += counts[k]
+        total["n"] += len(claims)
+        total["checks"] += len(checks)
+        total["checks_ok"] += ok
+        lines.append(f"| {paper} | {len(claims)} | " + " | ".join(str(counts[k]) for k in order)
+                     + f" | {len(checks)} ({ok}) |")
+    lines.append(f"| **all** | **{total['n']}** | " + " | ".join(f"**{total[k]}**" for k in order)
+                 + f" | **{total['checks']} ({total['checks_ok']})** |")
+    for paper in papers:
+        mine = sorted((r for r in rows if r["paper"] == paper), key=lambda r: (r["order"], r["kind"] == "check"))
+        lines += ["", f"## {paper}", "", "| Id | Claim | Artefact | Scale | Kind | Verdict | Effect [95 % interval] |",
+                  "| :--- | :--- | :--- | :--- | :--- | :--- | :--- |"]
+        for r in mine:
+            text = f"{r['text']} ({r['source']})".replace("|", "\\|") if r["source"] else r["text"].replace("|", "\\|")
+            lines.append(f"| {r['id']} | {text} | [{r['title']}]({r['page']}) | {r['scale']} | {r['kind']} | "
+                         f"{ICON.get(r['status'], r['status'])} | {_effect_cell(r['comparisons'])} |")
+    return write_text((into or root) / "scorecard.md", "\n".join(lines))
 
 
 def command(settings: Mapping[str, Any]) -> str:
@@ -177,10 +269,19 @@ def command(settings: Mapping[str, Any]) -> str:
 def write_meta(out_dir: str | Path, art, settings: Mapping[str, Any], *, title: str, paper_source: str,
                claims: Sequence[Any], files: Sequence[str], thumbnail: str | None, numbers: Mapping[str, Any],
                stand_ins: Sequence[tuple[str, str]]) -> Path:
-    """`<out_dir>/<artefact>.json`: metadata, claim verdicts with evidence, headline numbers (also DVC metrics)."""
+    """`<out_dir>/<artefact>.json`: metadata, claim verdicts with evidence, headline numbers (also DVC metrics), and
+    `<out_dir>/<artefact>_seeds.csv`: the per-seed table of every number a verdict compares."""
+    from fedlib.reporting.claims import seed_table
+
     meta = artefact_meta(paper=art.paper, artefact=art.name, title=title, paper_source=paper_source,
                          scale=settings["profile"], stage=art.stage, notebook=art.notebook, files=files,
                          thumbnail=thumbnail, claims=claims, stand_ins=stand_ins, numbers=numbers)
     meta["order"] = art.order
     meta["claims_detail"] = [c.to_dict() for c in claims]
+    table = seed_table(claims)
+    if len(table):              # the per-seed numbers every verdict rests on (tests recompute the verdicts from it)
+        name = f"{art.name}_seeds.csv"
+        write_text(Path(out_dir) / name, table.to_csv(index=False, float_format="%.10g"))
+        meta["files"] = [*meta["files"], name]
+        meta["seed_table"] = name
     return write_json(Path(out_dir) / f"{art.name}.json", meta)

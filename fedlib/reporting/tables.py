@@ -63,9 +63,11 @@ def aggregate_costs(runs: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
         c = float(g["vectors_per_round"].iloc[0])
         row.update(n_seeds=n, n_reached=k, n_diverged=int((g["status"] == "diverged").sum()), cap=cap,
                    vectors_per_round=c, seeds=" ".join(str(s) for s in sorted(g["seed"])))
+        g = g.sort_values("seed")
         for col in COST_COLUMNS:
             vals = g[col].to_numpy(dtype=float)
-            row[f"{col}_values"] = [None if math.isnan(v) else v for v in vals]
+            row[f"{col}_values"] = [None if math.isnan(v) else v for v in vals]        # in seed order
+            row[f"{col}_by_seed"] = {int(s): (None if math.isnan(v) else float(v)) for s, v in zip(g["seed"], vals)}
             if k == n:
                 row[f"{col}_mean"] = float(np.mean(vals))
                 row[f"{col}_std"] = float(np.std(vals, ddof=1)) if n > 1 else math.nan

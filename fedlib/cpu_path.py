@@ -1,0 +1,114 @@
+"""One CPU math path for every host: the `portable` path pins the kernels that decide float round-off.
+
+Why: federated training is chaotic, so one ulp of difference in a matrix product grows into visible differences in
+accuracy after a few rounds. On x86-64 the CPU kernels PyTorch runs depend on the host's instruction set unless they
+are pinned: ATen's vectorised kernels (elementwise ops, reductions) dispatch on `ATEN_CPU_CAPABILITY` (AVX2, AVX-512,
+...), Intel MKL's GEMM (linear layers, and the im2col convolution) dispatches on the CPU model and vendor, oneDNN's
+convolutions and RNNs on the ISA and cache sizes, and NNPACK has its own AVX2 kernels. Measured on this project's
+build machine (AMD EPYC, AVX2; bench/cpu_path.py): ATen `default` vs `avx2` changes every model's losses from
+round 1; MKL's `COMPATIBLE` branch changes the MLP and CNN losses; oneDNN serves the CNNs' convolutions.
+
+The `portable` path (the default) therefore uses only kernels that are the same code on every x86-64 host:
+* `ATEN_CPU_CAPABILITY=default`: ATen's non-vectorised-ISA build of its kernels (no AVX2/AVX-512 variants);
+* `MKL_CBWR=COMPATIBLE,STRICT`: MKL's conditional-numerical-reproducibility branch that Intel documents as giving
+  the same results on Intel and compatible (AMD) processors (SSE2 without rcpps/rsqrtps), independent of alignment;
+  the `AVX2` branch would not do: on non-Intel CPUs MKL falls back to its `AUTO` dispatch;
+* oneDNN (`torch.backends.mkldnn`) and NNPACK switched off in the process, so convolutions and LSTMs use ATen's own
+  kernels on top of MKL's GEMM (`ONEDNN_MAX_CPU_ISA=SSE41` is set as well, in case a path still reaches oneDNN).
+The thread count is fixed per run (`threads`, fingerprinted), which MKL's reproducibility also requires.
+
+The first three are environment variables that the libraries read when they load, so they must be set before torch
+is imported: `import fedlib` does it (`pin_at_import`) unless torch is already loaded or `FEDLIB_CPU_PATH=native`.
+A run asks for a path with `cpu_path=portable|native` (`auto`: whatever this process has); a run that asks for a
+path the process cannot give is refused in one line before any compute, and `run_many` runs such configurations in
+fresh worker processes that have it. The path is recorded in each run's `environment` and is part of the
+fingerprint. What remains host-dependent: glibc's libm (exp/log/tanh) selects FMA variants by CPU feature, so hosts
+with and without FMA may differ; every x86-64 host with AVX2 has FMA. Different torch, MKL or glibc builds differ.
+
+This module imports no torch at import time (fedlib/__init__.py imports it before torch loads).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE,STRICT", "ONEDNN_MAX_CPU_ISA": "SSE41"}
+PATHS = ("portable", "native")
+CHOICES = ("auto", *PATHS)
+ENV_SWITCH = "FEDLIB_CPU_PATH"          # portable (default) | native: what `import fedlib` sets up for this process
+
+_pinned_here = False                    # set when pin_at_import changed the environment of this process
+
+
+def requested() -> str:
+    """The path this process was asked for through $FEDLIB_CPU_PATH (default portable)."""
+    value = os.environ.get(ENV_SWITCH, "portable").strip().lower() or "portable"
+    return value if value in PATHS else "portable"
+
+
+def pin_environment(env: dict | os._Environ) -> None:
+    """Write the portable path's variables into `env` (os.environ, or a child process's environment)."""
+    env.update(PORTABLE_ENV)
+    env[ENV_SWITCH] = "portable"
+
+
+def pin_at_import() -> bool:
+    """Pin the portable path for this process if torch has not loaded yet and native was not asked for."""
+    global _pinned_here
+    if requested() != "portable" or "torch" in sys.modules:
+        return False
+    pin_environment(os.environ)
+    _pinned_here = True
+    return True
+
+
+def active() -> str:
+    """`portable` when this process runs ATen's default kernels with MKL's COMPATIBLE branch, else `native`."""
+    import torch
+
+    cap = torch.backends.cpu.get_cpu_capability().upper()
+    mkl = os.environ.get("MKL_CBWR", "").upper().replace(" ", "")
+    return "portable" if cap == "DEFAULT" and mkl == PORTABLE_ENV["MKL_CBWR"] else "native"
+
+
+def resolve(choice: str) -> str:
+    """`auto` → this process's path; otherwise the choice itself."""
+    return active() if choice == "auto" else choice
+
+
+def refusal(choice: str) -> str | None:
+    """Why this process cannot run `choice` (one line), or None when it can."""
+    have = active()
+    if choice in ("auto", have):
+        return None
+    if choice == "portable":
+        import torch
+
+        return (f"cpu_path=portable: this process already runs torch's {torch.backends.cpu.get_cpu_capability()} "
+                f"kernels (torch was imported before fedlib, or {ENV_SWITCH}=native); import fedlib before torch, "
+                f"start Python with {ENV_SWITCH}=portable, or use cpu_path=native (allowed: auto, portable, native)")
+    return (f"cpu_path=native: this process pinned the portable CPU path when fedlib was imported; start Python "
+            f"with {ENV_SWITCH}=native (or import torch before fedlib) for the host's native kernels "
+            f"(allowed: auto, portable, native)")
+
+
+def apply(path: str) -> None:
+    """Switch oneDNN and NNPACK off in this process for the portable path (already checked with `refusal`).
+
+    For the whole process, not one run: a portable process never runs native kernels, and the flags must hold for
+    every call a Simulation makes, also outside `engine.run` (notebooks and tests drive `run_round` directly)."""
+    import torch
+
+    if path == "portable":
+        torch.backends.mkldnn.enabled = False
+        torch.backends.nnpack.set_flags(False)
+
+
+def describe() -> dict:
+    """What a run record's `environment` keeps about the CPU math path of this process."""
+    import torch
+
+    return {"path": active(), "aten_capability": torch.backends.cpu.get_cpu_capability(),
+            "mkl_cbwr": os.environ.get("MKL_CBWR", ""), "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", ""),
+            "mkldnn": bool(torch.backends.mkldnn.enabled), "nnpack": bool(torch._C._get_nnpack_enabled()),
+            "pinned_by_fedlib": _pinned_here}
