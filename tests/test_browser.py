@@ -141,7 +141,7 @@ def _run_all(page, base: str, token: str, notebook: str, shot: Path) -> dict:
             "imgs => imgs.map(i => [i.complete, i.naturalWidth, i.naturalHeight])"),
         "bars": panel.locator(".jp-OutputArea-output .widget-hbox:has(.widget-hprogress)").evaluate_all(
             "bs => bs.map(b => b.textContent.replace(/\\s+/g, ' '))"),
-        "claims_rows": panel.locator(".jp-OutputArea-output .jp-RenderedMarkdown", has_text=CLAIMS_HEADING.lstrip("# "))
+        "claims_rows": panel.locator(".jp-OutputArea-output.jp-RenderedMarkdown", has_text=CLAIMS_HEADING.lstrip("# "))
                               .locator("table tbody tr").count(),
         "tables": panel.locator(".jp-OutputArea-output table").evaluate_all(
             "ts => ts.map(t => [...t.querySelectorAll('th')].map(h => h.textContent.trim()))"),
