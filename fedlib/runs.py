@@ -28,9 +28,12 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fedlib.config import ConfigError, RunConfig
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: configuration fields that never describe what a run computed
 NOT_SETTINGS = ("progress",)
@@ -79,7 +82,7 @@ def show_value(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- the frame
-def frame(source: str | Path | Sequence[Mapping[str, Any]]):
+def frame(source: str | Path | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Runs as a tidy pandas DataFrame: one row per run and round (see the module docstring for the columns).
 
     source: run records (what `fedlib.experiments.run_many` returns); an artefact `"<paper>/<artefact>"` (its run
@@ -87,7 +90,7 @@ def frame(source: str | Path | Sequence[Mapping[str, Any]]):
     `<fingerprint>.json` records; a `fedlib run --out` directory, or a directory holding several of them; or one
     `result.json`. Records are taken once per fingerprint, in the order given (directories: by file name).
     """
-    import pandas as pd
+    import pandas as pd  # at call time: fedlib.experiments imports this module
 
     records = _dedupe(source if isinstance(source, Sequence) and not isinstance(source, str)
                       else load(source))
