@@ -14,8 +14,9 @@ processes with one torch thread each; `ray` submits one task per run to a Ray cl
 run, GPU fractions sized from measured peak memory). Either way results come back to this process, which alone
 writes the cache; runs already cached are never submitted; a run that fails, or whose record cannot be written, is
 reported by name after every other run has finished and been written (one failing run leaves the others' records
-written). Progress is one printed line per finished run (visible in papermill's
-`--log-output` and in DVC's log), plus a bar over runs on a terminal.
+written). Progress is one printed line per finished run, naming the settings swept for its algorithm (those that
+differ across its configurations, e.g. `lr=0.003`; visible in papermill's `--log-output` and in DVC's log), plus a
+bar over runs on a terminal or a live progress widget in JupyterLab.
 
 A cached record is reused only if it is a well-formed record of that fingerprint written by the same
 `fedlib.__version__` (anything else -- JSON null, a missing summary, wrong types, another version -- is recomputed);
@@ -37,6 +38,7 @@ from typing import Any
 from fedlib import cpu_path
 from fedlib.config import ConfigError, RunConfig
 from fedlib.jsonio import write_json_atomic as write_record_atomic
+from fedlib.runs import flat_config, show_value, swept_keys
 
 RECORD_SUFFIX = ".json"
 
@@ -151,13 +153,12 @@ def _remove_orphan_tmp(cache_dir: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- one run
-def _describe(cfg: RunConfig) -> str:
-    parts = [cfg.algorithm, cfg.dataset, f"seed={cfg.seed}", f"K={cfg.local_steps}", f"S={cfg.clients_per_round}"]
-    if cfg.algorithm in ("fadamet", "fadamgt"):
-        parts.append(f"Y={cfg.Y}")
-    if cfg.partition.startswith("dirichlet"):
-        parts.append(f"alpha={cfg.alpha:g}")
-    return " ".join(parts)
+def _describe(cfg: RunConfig, swept: list[str]) -> str:
+    """'<algorithm> <dataset> seed=<s>' and the settings the call sweeps for this algorithm (`swept`: the keys that
+    differ across its configurations, e.g. lr=0.003), so each progress line says which point of the grid finished."""
+    flat = flat_config(cfg.to_dict())
+    return " ".join([cfg.algorithm, cfg.dataset, f"seed={cfg.seed}",
+                     *(f"{k}={show_value(flat.get(k))}" for k in swept if k != "dataset")])
 
 
 def _outcome(record: dict) -> str:
@@ -232,6 +233,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     _remove_orphan_tmp(cache)
     resolved = [resolve_config(c) for c in configs]           # validation of all configs before any compute
     keys = [c.fingerprint() for c in resolved]
+    swept = swept_keys(c.to_dict() for c in resolved)         # what the progress lines name, per algorithm
 
     records: dict[str, dict] = {}
     todo: dict[str, RunConfig] = {}
@@ -276,21 +278,22 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
         for i, (fp, outcome) in enumerate(outcomes, 1):
             bar.update(1)
             why = _failure(outcome, fp)
+            what = _describe(todo[fp], swept[todo[fp].algorithm])
             if why is not None:
-                failures[fp] = f"{_describe(todo[fp])}: {why}"
+                failures[fp] = f"{what}: {why}"
                 if verbose:
-                    _log(f"[{label}] {i:>4}/{total} {_describe(todo[fp])}: FAILED ({why})")
+                    _log(f"[{label}] {i:>4}/{total} {what}: FAILED ({why})")
                 continue
             try:
                 write_record_atomic(record_path(cache, fp), outcome)
             except OSError as exc:                              # keep going: the other records can still be written
                 unwritten[fp] = f"{record_path(cache, fp)}: {_why(exc)}"
                 if verbose:
-                    _log(f"[{label}] {i:>4}/{total} {_describe(todo[fp])}: record NOT written ({_why(exc)})")
+                    _log(f"[{label}] {i:>4}/{total} {what}: record NOT written ({_why(exc)})")
                 continue
             records[fp] = outcome
             if verbose:
-                _log(f"[{label}] {i:>4}/{total} {_describe(todo[fp])}: {_outcome(outcome)} "
+                _log(f"[{label}] {i:>4}/{total} {what}: {_outcome(outcome)} "
                      f"({outcome.get('summary', {}).get('wall_s', 0.0):.1f}s; "
                      f"{time.perf_counter() - t0:.0f}s elapsed)")
     finally:
@@ -350,9 +353,18 @@ def _gpu_shares(todo: Mapping[str, RunConfig], gpus_per_run: float | str) -> dic
 
 
 def _bar(total: int, label: str, verbose: bool):
-    from tqdm.auto import tqdm
+    """A bar over the runs: on a terminal, or as a live widget in a notebook that a Jupyter server opened
+    (JupyterLab sets JPY_SESSION_NAME for the kernels of its sessions; the widget needs ipywidgets). Under papermill
+    (dvc repro, the tests) and in pipes, the printed lines alone report progress."""
+    if os.environ.get("JPY_SESSION_NAME"):
+        from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=label, unit="run", disable=not (verbose and total and sys.stderr.isatty()))
+        shown = any(c.__module__ == "tqdm.notebook" for c in tqdm.__mro__)    # False without a kernel/ipywidgets
+    else:
+        from tqdm.std import tqdm
+
+        shown = sys.stderr.isatty()
+    return tqdm(total=total, desc=label, unit="run", disable=not (verbose and total and shown))
 
 
 def _log(msg: str) -> None:

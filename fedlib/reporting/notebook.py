@@ -10,6 +10,9 @@ An artefact notebook is a tagged parameters cell (PARAMETERS below) and four one
     result = nb.artefact(records)    # build + write the files, show the table / figure inline
     nb.claims(result)                # the paper's claims checked on the reproduced numbers, inline
 
+To explore further, `nb.frame(records)` gives the runs as a tidy pandas table, a row per run and round
+(`fedlib.runs.frame`; notebooks/explore.ipynb uses it).
+
 Everything shown is also written: `<out_dir>/<artefact>.{md,csv,json,png,svg}`, all together or not at all
 (`staged.write_artefact`). Empty `out_dir` / `cache_dir`
 parameters mean runs/<paper>/explore (so exploring never touches reports/; `dvc repro` passes reports/<paper>) and
@@ -61,6 +64,14 @@ class Notebook:
         if show:
             _show(runs_table(records))
         return records
+
+    def frame(self, records: list[dict] | None = None) -> pd.DataFrame:
+        """The runs as one tidy table, a row per run and round (`fedlib.runs.frame`: algorithm, the settings that
+        vary, seed, run, round, every per-round metric). Without `records`: the artefact's configurations through
+        the run cache, as `runs()` reads or runs them."""
+        from fedlib.runs import frame
+
+        return frame(self.runs(show=False) if records is None else records)
 
     # ------------------------------------------------------------------------------------------ artefact
     def artefact(self, records: list[dict], show: bool = True) -> dict:
