@@ -215,8 +215,28 @@ def _verdict_all(comps: Sequence[Comparison]) -> str:
     return INCONCLUSIVE
 
 
+def _verdict_majority(comps: Sequence[Comparison]) -> str:
+    """'A beats most of the others': confirmed when more than half of the comparisons are better, refuted when at
+    least half are worse, else inconclusive (e.g. "better than the DIR-0.3 accuracy of most other baselines")."""
+    if not comps:
+        return INCONCLUSIVE
+    better = sum(c.outcome == "better" for c in comps)
+    worse = sum(c.outcome == "worse" for c in comps)
+    if better > len(comps) / 2:
+        return CONFIRMED
+    return REFUTED if worse >= len(comps) / 2 else INCONCLUSIVE
+
+
+def _verdict_unconfirmable(comps: Sequence[Comparison]) -> str:
+    """'all', except that a confirmation is only inconclusive: for a sentence whose own numbers contradict the
+    paper's table (the paper does not support it), agreement of the reproduced numbers cannot confirm it."""
+    verdict = _verdict_all(comps)
+    return INCONCLUSIVE if verdict == CONFIRMED else verdict
+
+
 #: how a claim's (adjusted) comparisons make its verdict; `recompute` looks the claim's `aggregate` up here
-AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {"all": _verdict_all}
+AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {
+    "all": _verdict_all, "majority": _verdict_majority, "unconfirmable": _verdict_unconfirmable}
 
 
 def evidence_line(c: Comparison) -> str:
