@@ -51,7 +51,7 @@ PROBLEM = Problem(DATA.x_train.numpy(), DATA.y_train.numpy(), DATA.client_ids)
 
 BASE = dict(dataset="lstsq", partition="natural", n_clients=len(SIZES), clients_per_round=3, aggregation="size",
             rounds=4, local_steps=3, batch_size=4, lr=0.05, lr_decay=0.9, server_lr=0.8, weight_decay=0.01,
-            clip_norm=4.0, beta1=0.8, beta2=0.95, eps=1e-6, dtype="float64", device="cpu", oracle="loop", seed=5,
+            clip_norm=8.0, beta1=0.8, beta2=0.95, eps=1e-6, dtype="float64", device="cpu", oracle="loop", seed=5,
             eval_every=1000, progress=False)
 EPOCHS = dict(participation="bernoulli", local_epochs=1.5)       # K_i = ceil(1.5 |D_i| / 4): 2, 4, 2, 5, 3, 2
 DECOUPLED = dict(wd_mode="decoupled", weight_decay=0.05)
@@ -132,6 +132,13 @@ def _cases():
     yield "efficient_adam", dict(ADAM_LR, quantizer="sign")
     yield "efficient_adam", dict(ADAM_LR, quantizer="stochastic", quant_bits=3)
     yield "efficient_adam", dict(ADAM_LR, quantizer="stochastic", quant_bits=5, **EPOCHS)
+    # one local step per round: K = 1 in every 1/K and max(K, 1), and STORM's every step is a sync step
+    for alg, opts in (("fedcm", FEDCM[2]), ("fedcm", FEDCM[1]), ("mofedsam", dict(FEDCM[0], sam_rho=0.3)),
+                      ("fedmim", MIM),
+                      ("fedlada", ADAM_LR), ("scaffold", {}), ("stem", dict(lr_schedule="cbrt_step")),
+                      ("fafed", dict(FAFED, lr_schedule="cbrt_epoch")), ("fadamet", ADAM_LR), ("fadamgt", ADAM_LR),
+                      ("onebit_adam", dict(ADAM_LR, warmup_frac=0.25, onebit_variant="1B-Lm"))):
+        yield alg, dict(opts, local_steps=1)
 
 
 CASES = list(_cases())
