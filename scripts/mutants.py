@@ -32,33 +32,19 @@ SCRATCH = ROOT / ".mutants"
 BEGIN, END = "<!-- mutation:begin -->", "<!-- mutation:end -->"
 
 REFERENCE = "tests/test_reference_algorithms.py"
-ALGORITHM_TESTS = {                # the fast tests that exercise each algorithm module
-    "fedavg": [REFERENCE, "tests/test_comm.py"],
-    "scaffold": [REFERENCE, "tests/test_comm.py"],
-    "localadam": [REFERENCE, "tests/test_param_tracking.py"],
-    "adam": [REFERENCE, "tests/test_param_tracking.py"],
-    "fedlada": [REFERENCE, "tests/test_param_tracking.py"],
-    "tracking": [REFERENCE, "tests/test_param_tracking.py", "tests/test_comm.py"],
-    "fedopt": [REFERENCE, "tests/test_fedopt.py"],
-    "fedmim": [REFERENCE, "tests/test_fedmim_algorithms.py"],
-    "fedcm": [REFERENCE, "tests/test_fedmim_algorithms.py"],
-    "feddyn": [REFERENCE, "tests/test_fedmim_algorithms.py"],
-    "fedsam": [REFERENCE, "tests/test_fedmim_algorithms.py"],
-    "naive_adaptive": [REFERENCE, "tests/test_fafed_algorithms.py"],
-    "stem": [REFERENCE, "tests/test_fafed_algorithms.py"],
-    "fafed": [REFERENCE, "tests/test_fafed_algorithms.py"],
-    "fedadam_local": [REFERENCE, "tests/test_ssm_algorithms.py"],
-    "fedadam_sparse": [REFERENCE, "tests/test_ssm_algorithms.py"],
-    "onebit_adam": [REFERENCE, "tests/test_ssm_algorithms.py"],
-    "efficient_adam": [REFERENCE, "tests/test_ssm_algorithms.py"],
-    "base": [REFERENCE],
-    "hparams": [REFERENCE, "tests/test_hparams.py", "tests/test_invariants.py"],
-}
+RULES = "tests/test_algorithm_rules.py"
+# The fast tests that exercise each algorithm module: the reference comparison kills almost every mutant; the rules
+# and communication tests pin refusals and counts. (The paper test files add identities but run much longer.)
+ALGORITHM_TESTS = {name: [REFERENCE, RULES, "tests/test_comm.py"] for name in (
+    "fedavg", "scaffold", "localadam", "adam", "fedlada", "tracking", "fedopt", "fedmim", "fedcm", "feddyn",
+    "fedsam", "naive_adaptive", "stem", "fafed", "fedadam_local", "fedadam_sparse", "onebit_adam",
+    "efficient_adam", "base")}
+ALGORITHM_TESTS["hparams"] = [REFERENCE, RULES, "tests/test_hparams.py", "tests/test_invariants.py"]
 MODULE_TESTS = {
     **{f"fedlib/algorithms/{name}.py": tests for name, tests in ALGORITHM_TESTS.items()},
     "fedlib/compress.py": ["tests/test_ssm_compress.py", REFERENCE],
     "fedlib/data/partition.py": ["tests/test_partitioners.py", "tests/test_invariants.py"],
-    "fedlib/engine.py": [REFERENCE, "tests/test_invariants.py", "tests/test_local_work.py"],
+    "fedlib/engine.py": [REFERENCE, "tests/test_invariants.py", "tests/test_metrics.py"],
     "fedlib/metrics.py": ["tests/test_metrics.py", REFERENCE],
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
@@ -84,13 +70,17 @@ def mutant_patterns(path: str, names: list[str]) -> list[str]:
     return [p for n in names for p in (f"{module}.x_{n}__mutmut_*", f"{module}.xǁ*ǁ{n}__mutmut_*")]
 
 
-def prepare(path: str, names: list[str]) -> Path:
+def prepare(path: str, names: list[str], keep: bool = False) -> Path:
+    """The scratch copy for one module; `keep` reuses its mutants and results and only refreshes the tests."""
     work = SCRATCH / slug(path, names)
-    if work.exists():
+    if work.exists() and not keep:
         shutil.rmtree(work)
-    work.mkdir(parents=True)
-    shutil.copytree(ROOT / "fedlib", work / "fedlib", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    work.mkdir(parents=True, exist_ok=True)
+    for part in ("fedlib", "tests"):
+        if keep and part == "fedlib":
+            continue                      # a changed source would regenerate mutants: rerun the module fully
+        shutil.rmtree(work / part, ignore_errors=True)
+        shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
     tests = MODULE_TESTS.get(path)
     if tests is None:
         sys.exit(f"no test selection for {path}; add it to MODULE_TESTS in scripts/mutants.py")
@@ -200,16 +190,29 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="e.g. fedlib/algorithms/fedcm.py or fedlib/engine.py::batch")
     parser.add_argument("--render-only", action="store_true", help="only regenerate docs/testing.md")
+    parser.add_argument("--survivors", action="store_true",
+                        help="re-test only the last run's non-equivalent survivors with the current tests (the "
+                             "module's earlier run must still be in .mutants/; otherwise the module runs fully)")
     args = parser.parse_args(argv)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from mutants_equivalent import EQUIVALENT
     for target in args.modules if not args.render_only else []:
         path, names = parse(target)
-        work = prepare(path, names)
+        key = slug(path, names)
         patterns = mutant_patterns(path, names)
-        run_mutmut(work, patterns)
-        results[slug(path, names)] = collect(work, path, patterns)
+        earlier = SCRATCH / key / "mutants" / (path + ".meta")
+        if args.survivors and earlier.exists() and key in results:
+            again = [n for n in results[key]["survivors"] if n not in EQUIVALENT]
+            if not again:
+                continue
+            work = prepare(path, names, keep=True)
+            run_mutmut(work, again)
+        else:
+            work = prepare(path, names)
+            run_mutmut(work, patterns)
+        results[key] = collect(work, path, patterns)
         write_docs(results)
-        shutil.rmtree(work / "mutants", ignore_errors=True)
     write_docs(results)
 
 
