@@ -96,10 +96,7 @@ def prepare(path: str, names: list[str], keep: bool = False) -> Path:
 
 
 def run_mutmut(work: Path, patterns: list[str]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    extra = os.environ.get("MUTMUT_PATH")              # mutmut installed outside the venv (optional)
-    if extra:
-        env["PYTHONPATH"] = extra
+    env = _env()                      # MUTMUT_PATH: where mutmut is installed, if outside the venv (optional)
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", os.environ.get("MUTMUT_CHILDREN", "1")]
     subprocess.run(cmd + patterns, cwd=work, env=env, check=False)
 
@@ -108,24 +105,47 @@ STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests"
           -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", None: "not checked"}
 
 
-def collect(work: Path, path: str, patterns: list[str]) -> dict:
-    meta = json.loads((work / "mutants" / (path + ".meta")).read_text())
-    import fnmatch
-    counts: dict[str, int] = {}
-    survivors = {}
+DIFFS = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+names, path = json.load(sys.stdin)
+print(json.dumps({n: get_diff_for_mutant(n, path=path) for n in names}))
+"""
+
+
+def _env() -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if os.environ.get("MUTMUT_PATH"):
         env["PYTHONPATH"] = os.environ["MUTMUT_PATH"]
+    return env
+
+
+def collect(work: Path, path: str, patterns: list[str]) -> dict:
+    """Counts by status and each unkilled mutant's diff lines (all diffs in one process)."""
+    import fnmatch
+
+    meta = json.loads((work / "mutants" / (path + ".meta")).read_text())
+    counts: dict[str, int] = {}
+    open_ = {}
     for name, code in sorted(meta["exit_code_by_key"].items()):
         if not any(fnmatch.fnmatchcase(name, p) for p in patterns):
             continue
         status = STATUS.get(code, "suspicious")
         counts[status] = counts.get(status, 0) + 1
         if status in ("survived", "no tests", "suspicious", "not checked"):
-            shown = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=work, env=env,
-                                   capture_output=True, text=True).stdout
-            diff = [line for line in shown.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
-            survivors[name] = {"status": status, "diff": diff}
+            open_[name] = status
+    if counts.get("killed", 0) == 0 and open_:
+        # mutmut forks workers from a process that has imported fedlib: code run at import time (closures built by a
+        # factory when the module loads) is never mutated in them, so keep algorithm code in plain functions
+        print(f"warning: no mutant of {path} was killed: are its mutations active (import-time code)?")
+    diffs = {}
+    if open_:
+        out = subprocess.run([sys.executable, "-c", DIFFS], cwd=work, env=_env(), capture_output=True, text=True,
+                             input=json.dumps([sorted(open_), path]))
+        diffs = json.loads(out.stdout) if out.returncode == 0 else {}
+    survivors = {name: {"status": status, "diff": [line for line in diffs.get(name, "").splitlines()
+                                                   if line[:1] in "+-" and line[:3] not in ("+++", "---")]}
+                 for name, status in open_.items()}
     return {"counts": counts, "survivors": survivors}
 
 

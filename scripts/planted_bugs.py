@@ -153,7 +153,7 @@ def main() -> None:
         print(f"{plant.what}: {len(result)} failing", flush=True)
         if not result:
             uncaught.append(plant.what)
-        rows.append(f"| {plant.what} | `{plant.path}` | {summary(result)} |")
+        rows.append(f"| {plant.what.replace('|', chr(92) + '|')} | `{plant.path}` | {summary(result)} |")
     text = TESTING.read_text()
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
     TESTING.write_text(text[:start] + "\n" + "\n".join(rows) + "\n" + text[end:])

@@ -79,3 +79,10 @@ def test_cbrt_epoch_needs_the_epoch_length():
     ctx.epoch_steps = 2
     assert [stem.storm_lr(ctx, t) for t in (0, 1, 2, 3, 5)] == pytest.approx(
         [0.8, 0.8, 0.8, 0.8 / 2 ** (1 / 3), 0.8 / 3 ** (1 / 3)], rel=1e-15)
+
+
+def test_adam_configuration_helpers():
+    cfg = SimpleNamespace(lr=None, vhat_init="v1")
+    assert adam.config_of(cfg) is cfg and adam.config_of(SimpleNamespace(cfg=cfg)) is cfg   # a RunConfig or a ctx
+    assert adam.local_lr(cfg) == adam.LR_DEFAULT == 0.001 and adam.local_lr(SimpleNamespace()) == 0.001
+    assert adam.local_lr(SimpleNamespace(lr=0.3)) == 0.3

@@ -513,3 +513,46 @@ def test_every_model_option_changes_the_fingerprint(model):
     for name, f in fields_of(MODELS[model].options).items():
         other = _valid_other(base, name, f.default, f.metadata.get("rule"))
         assert _fingerprint({**base, name: other}) != reference, f"{model}: {name}={other!r}"
+
+
+# ---------------------------------------------------------------------------------------------- round records
+RECORD_KEYS = {"round", "cohort_size", "train_loss", "test_loss", "test_acc", "consistency", "consistency_server",
+               "lr", "comm_vectors", "comm_bits", "wall_s"}
+
+
+def test_round_records_and_the_evaluation_schedule():
+    sim = Simulation({**RUN, "algorithm": "fedavg", "clients_per_round": 2, "rounds": 5, "eval_every": 2,
+                      "lr_decay": 0.5, "lr": 2e-4}, data=indexed_regression())
+    records = [sim.run_round() for _ in range(5)]
+    assert [r["round"] for r in records] == [1, 2, 3, 4, 5]
+    assert all(set(r) == RECORD_KEYS for r in records)
+    evaluated = [r["round"] for r in records if r["test_loss"] is not None]
+    assert evaluated == [2, 4, 5]                                   # every eval_every rounds, and the last one
+    assert all(r["test_acc"] is None for r in records)              # regression: a loss, no accuracy
+    assert sim.status == "ok" and [r["lr"] for r in records] == [2e-4 * 0.5**t for t in range(5)]
+    assert all(r["cohort_size"] == 2 and r["wall_s"] >= 0 for r in records)
+    assert [r["comm_vectors"] for r in records] == [2.0 * t for t in range(1, 6)]
+    assert [r["comm_bits"] for r in records] == [2.0 * t * 3 * 32 for t in range(1, 6)]     # d = 3 (2 + bias)
+    # the evaluated test loss is the global model's ½·mean squared error on the test rows
+    x, data = sim.server["x"].numpy(), sim.data
+    pred = data.x_test.numpy() @ x[:-1] + x[-1]
+    assert records[-1]["test_loss"] == pytest.approx(0.5 * np.mean((pred - data.y_test.numpy()) ** 2), rel=1e-12)
+
+
+def test_eval_local_adds_the_local_models_accuracy():
+    cfg = {"algorithm": "fedavg", "dataset": "digits", "model": "linear", "partition": "iid", "n_clients": 4,
+           "clients_per_round": 2, "rounds": 1, "lr": 1e-9, "device": "cpu", "progress": False}
+    plain = Simulation(cfg).run_round()
+    local = Simulation({**cfg, "eval_local": True}).run_round()
+    assert "local_test_acc" not in plain and set(local) == RECORD_KEYS | {"local_test_acc"}
+    assert 0.0 <= local["local_test_acc"] <= 1.0 and 0.0 <= local["test_acc"] <= 1.0
+
+
+def test_a_diverging_round_is_recorded_and_stops_the_run():
+    sim = Simulation({**RUN, "algorithm": "fedavg", "clients_per_round": 6, "rounds": 5, "lr": 1e6,
+                      "clip_norm": None}, data=indexed_regression())
+    rec = sim.run_round()
+    while sim.status == "ok" and sim.round < 5:
+        rec = sim.run_round()
+    assert sim.status == "diverged" and sim.divergence is not None and rec["test_loss"] is None
+    assert rec["train_loss"] is None or rec["train_loss"] > 1e4 * sim.initial_loss

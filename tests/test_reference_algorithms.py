@@ -94,6 +94,8 @@ def _cases():
     yield "fedmim", dict(mim_alpha=(0.4,), mim_beta=(0.3, 0.2, 0.1), mim_downlink="cohort")
     yield "fedmim", dict(mim_alpha=(0.3, 0.2), mim_beta=(0.3, 0.2), mim_downlink="cohort")
     yield "fedmim", dict(mim_alpha=(), mim_beta=(0.5,), mim_downlink="cohort")
+    yield "fedmim", dict(mim_alpha=(0.3, 0.2, 0.1), mim_beta=(0.5,))                 # β padded with zeros
+    yield "fedmim", dict(MIM, mim_k="client", local_steps=1)
     yield "fedmim", dict(mim_alpha=(), mim_beta=(), mim_index="recent")            # J = 0: FedAvg with A = 1
     yield "fedmim", dict(mim_alpha=(), mim_beta=(), mim_index="literal")           # J = 1, all weights 0
     for opts in FEDCM:
