@@ -39,6 +39,8 @@ ALGORITHM_TESTS = {name: [REFERENCE, RULES, "tests/test_comm.py"] for name in (
     "fedavg", "scaffold", "localadam", "adam", "fedlada", "tracking", "fedopt", "fedmim", "fedcm", "feddyn",
     "fedsam", "naive_adaptive", "stem", "fafed", "fedadam_local", "fedadam_sparse", "onebit_adam",
     "efficient_adam", "base")}
+for name in ("tracking", "adam", "localadam", "fedlada"):       # the parameter-tracking identities (T1–T11)
+    ALGORITHM_TESTS[name].append("tests/test_param_tracking.py")
 ALGORITHM_TESTS["hparams"] = [REFERENCE, RULES, "tests/test_hparams.py", "tests/test_invariants.py"]
 MODULE_TESTS = {
     **{f"fedlib/algorithms/{name}.py": tests for name, tests in ALGORITHM_TESTS.items()},

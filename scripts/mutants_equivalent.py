@@ -18,6 +18,8 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_12": _DEVICE,
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_23": _DEVICE,
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_27": _DEVICE,
+    "fedlib.algorithms.fedlada.x_init__mutmut_22": _DEVICE,
+    "fedlib.algorithms.fedlada.x_init__mutmut_26": _DEVICE,
     "fedlib.algorithms.fedcm.x_init__mutmut_10": _DEVICE,
     "fedlib.algorithms.fedcm.x_init__mutmut_13": _DEVICE,
     "fedlib.algorithms.fedmim.x_init__mutmut_9": _DISP_DTYPE,

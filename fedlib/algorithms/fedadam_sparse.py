@@ -128,21 +128,18 @@ def comm_vectors(cfg) -> float:
     return 3.0 + 3.0 * cfg.hp.keep_ratio
 
 
-def _spec(name: str, description: str, select, masks: int, hparams) -> AlgorithmSpec:
-    return AlgorithmSpec(name, description, base.init, base.client_begin, base.client_step, partial(client_end, select),
-                         base.server_update, comm_vectors, lr_default=base.LR_DEFAULT, hparams=hparams,
-                         round_bits=partial(round_bits, masks))
-
-
-SPECS = (
-    _spec("fedadam_ssm", "FedAdam-SSM (Alg. 2): local Adam, one shared top-k mask of |ΔW| sparsifies ΔW, ΔM, ΔV",
-          ssm_mask, 1, SparseHParams),
-    _spec("fedadam_top", "FedAdam-Top: local Adam, ΔW, ΔM, ΔV each sparsified by its own top-k mask (3 masks)",
-          top_masks, 3, SparseHParams),
-    _spec("fedadam_ssm_m", "FedAdam-SSM_M: the shared mask is the top-k of |ΔM| (ssm_source=moment: |m|)",
-          ssm_m_mask, 1, MomentMaskHParams),
-    _spec("fedadam_ssm_v", "FedAdam-SSM_V: the shared mask is the top-k of |ΔV| (ssm_source=moment: v)",
-          ssm_v_mask, 1, MomentMaskHParams),
-    _spec("fairness_top", "Fairness-Top: one shared mask from the union of ΔW, ΔM, ΔV (fairness_reading F1/F2/F3)",
-          fairness_mask, 1, FairnessHParams),
-)
+SPECS = tuple(         # module-level code, not a factory function: mutmut mutates only code that runs after import
+    AlgorithmSpec(name, description, base.init, base.client_begin, base.client_step, partial(client_end, select),
+                  base.server_update, comm_vectors, lr_default=base.LR_DEFAULT, hparams=hparams,
+                  round_bits=partial(round_bits, masks))
+    for name, description, select, masks, hparams in (
+        ("fedadam_ssm", "FedAdam-SSM (Alg. 2): local Adam, one shared top-k mask of |ΔW| sparsifies ΔW, ΔM, ΔV",
+         ssm_mask, 1, SparseHParams),
+        ("fedadam_top", "FedAdam-Top: local Adam, ΔW, ΔM, ΔV each sparsified by its own top-k mask (3 masks)",
+         top_masks, 3, SparseHParams),
+        ("fedadam_ssm_m", "FedAdam-SSM_M: the shared mask is the top-k of |ΔM| (ssm_source=moment: |m|)",
+         ssm_m_mask, 1, MomentMaskHParams),
+        ("fedadam_ssm_v", "FedAdam-SSM_V: the shared mask is the top-k of |ΔV| (ssm_source=moment: v)",
+         ssm_v_mask, 1, MomentMaskHParams),
+        ("fairness_top", "Fairness-Top: one shared mask from the union of ΔW, ΔM, ΔV (fairness_reading F1/F2/F3)",
+         fairness_mask, 1, FairnessHParams)))

@@ -120,18 +120,14 @@ def comm_vectors(cfg) -> float:
     return tracking_vectors(cfg.Y, cfg.clients_per_round)
 
 
-def _spec(kind: str) -> AlgorithmSpec:
-    where = "raw gradient, before both moments" if kind == "gt" else "Adam direction, after the moments"
-    return AlgorithmSpec(
+FADAMET, FADAMGT = (   # module-level code, not a factory function: see the note above
+    AlgorithmSpec(
         name=f"fadam{kind}",
-        description=f"FAdam{kind.upper()}: local Adam with {'gradient' if kind == 'gt' else 'estimate'} tracking "
-                    f"(correction y − y_i on the {where}; 3 + Y/S vectors/round)",
+        description=f"FAdam{kind.upper()}: local Adam with {noun} tracking (correction y − y_i on the {where}; "
+                    f"3 + Y/S vectors/round)",
         init=partial(init, kind), client_begin=partial(client_begin, kind), client_step=partial(client_step, kind),
         client_end=partial(client_end, kind), server_update=server_update, comm_vectors=comm_vectors,
-        lr_default=adam.LR_DEFAULT,
-    )
-
-
-FADAMET = _spec("et")
-FADAMGT = _spec("gt")
+        lr_default=adam.LR_DEFAULT)
+    for kind, noun, where in (("et", "estimate", "Adam direction, after the moments"),
+                              ("gt", "gradient", "raw gradient, before both moments")))
 SPECS = (FADAMET, FADAMGT)
