@@ -86,3 +86,22 @@ def test_adam_configuration_helpers():
     assert adam.config_of(cfg) is cfg and adam.config_of(SimpleNamespace(cfg=cfg)) is cfg   # a RunConfig or a ctx
     assert adam.local_lr(cfg) == adam.LR_DEFAULT == 0.001 and adam.local_lr(SimpleNamespace()) == 0.001
     assert adam.local_lr(SimpleNamespace(lr=0.3)) == 0.3
+
+
+def test_tracking_starts_from_zeros_when_the_setting_is_absent():
+    from fedlib.algorithms import tracking
+
+    server, clients = tracking.init("gt", torch.ones(3), 2, SimpleNamespace(vhat_init="v1"))   # no tracking_init
+    assert torch.equal(server["y"], torch.zeros(3)) and torch.equal(clients["y"], torch.zeros(2, 3))
+
+
+def test_naive_adaptive_leaves_coordinates_with_zero_second_moment_in_place():
+    from fedlib.algorithms.naive_adaptive import adaptive_step
+
+    g, v = torch.tensor([[0.0, 2.0, -3.0]]), torch.tensor([[0.0, 4.0, 9.0]])
+    assert torch.equal(adaptive_step(g, v), torch.tensor([[0.0, 1.0, -1.0]]))     # no ε: 0, not NaN, where v = 0
+
+
+def test_storm_step_counter_is_an_integer():
+    server, clients = stem.init_state(torch.zeros(3, dtype=torch.float64), 2)
+    assert server["t"].dtype == torch.long and int(server["t"]) == 0 and clients["x_prev"].shape == (2, 3)
