@@ -26,7 +26,8 @@ import torch
 
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.hparams import fields_of
-from fedlib.config import ConfigError, RunConfig
+from fedlib import cpu_path
+from fedlib.config import NON_NUMERIC, ConfigError, RunConfig
 from fedlib.data import PARTITIONERS
 from fedlib.data.base import FedDataset
 from fedlib.engine import Simulation, resolve
@@ -393,15 +394,11 @@ def test_lora_layer_is_base_plus_alpha_over_r_times_BA():
 
 
 # ---------------------------------------------------------------------------------------------- fingerprint
-NOT_NUMERIC = {            # RunConfig fields that do not change a run's numbers (kept out of the fingerprint)
-    "device": "where the run executes; the oracle path it implies is resolved and fingerprinted (`oracle`)",
-    "progress": "the progress bar",
-    "checkpoint_every": "how often a checkpoint is written; a resumed run is exact",
-    "data_dir": "where the data files are read from",
-    "eval_batch_size": "the evaluation's batch size: only the summation order of the test loss/accuracy",
-    "threads": "torch's intra-op thread count (recorded in the environment, not fingerprinted yet)",
-    "chunk_size": "clients per vmap chunk on the GPU path; the same numbers",
-    "state_device": "where the per-client state is stored; the same numbers",
+NOT_NUMERIC = NON_NUMERIC    # fedlib.config's one list of fields that cannot change a run's numbers (with reasons)
+#: fields whose other values cannot run on this machine or are refused, so a fingerprint cannot be taken for them
+OTHER_VALUE = {
+    "device": "cuda",        # fingerprinted as the device that runs: cuda needs a GPU, auto resolves to cpu here
+    "tracking_init": None,   # the only runnable value is zeros (warm is refused when the config is validated)
 }
 SUB_CONFIGS = {"hparams": "each algorithm's hyperparameters, enumerated below",
                "model_options": "each model's options, enumerated below"}
@@ -447,7 +444,11 @@ def test_every_config_field_that_can_change_the_numbers_changes_the_fingerprint(
         default = getattr(RunConfig(), f.name)
         if typing.get_origin(hints[f.name]) is typing.Literal and len(typing.get_args(hints[f.name])) == 1:
             continue                                  # a single allowed value (bn_policy): nothing to change
+        if f.name in OTHER_VALUE:
+            continue
         other = _other_value(f.name, default, hints[f.name])
+        if f.name == "cpu_path":                      # auto is this process's path: the other one must differ
+            other = "native" if cpu_path.active() == "portable" else "portable"
         values = {**base, f.name: other}
         if f.name == "stop_at_target":
             values["target_acc"] = 0.5
