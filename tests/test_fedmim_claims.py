@@ -213,10 +213,13 @@ def test_fig2_caption_names_identical_and_overlapping_curves_and_styles_are_dist
     base = pd.DataFrame({"mean": [1.0 + i for i in range(10)], "std": 0.0}, index=idx)
     means = {"fedcm": base, "fedmim": base * 1.02, "fedavg": base.copy(), "scaffold": base * 2}
     labels = {a: M.NAMES[a] for a in means}
-    found = fig2.coincide(means, labels)
+    found = fig2.coincide(means, labels, "consistency")
     assert any("FedCM and FedAvg are identical" in f for f in found)
     assert any("FedCM and FedMIM (ours) overlap" in f for f in found)
     assert not any("SCAFFOLD" in f for f in found)
+    acc = {"fedcm": base * 50, "fedmim": base * 50 + 0.9, "fedavg": base * 50 + 2.0}      # accuracy: 1-point rule
+    close = fig2.coincide(acc, labels, "test_acc")
+    assert close == ["FedCM and FedMIM (ours) overlap (median per-round difference 0.9 points; not identical)"]
     styles = [fig2.STYLES[a] for a in (*ALGS, fig2.CONTROL)]
     assert len(set(styles)) == len(styles) and len({m for _, m in styles}) == len(styles)
 
@@ -229,3 +232,15 @@ def test_paired_by_seed_not_by_row_order(gap):
     a = [c.evidence for c in table1.claims(frame, T1_SETTINGS, ALGS)]
     b = [c.evidence for c in table1.claims(shuffled, T1_SETTINGS, ALGS)]
     assert a == b
+
+
+def test_table3_rows_with_equal_final_accuracy_say_whether_their_runs_differ():
+    """Two weight rows can end on the same count of correct test samples on every seed; the page says whether the
+    runs themselves differ (the committed Table III has such a pair: beta = (0.5, 0.5) and (0.1, 0.9))."""
+    settings = {**T3_SETTINGS, "weights": T3_WEIGHTS[:3]}
+    frame = pd.DataFrame(runs({"row": 0, "algorithm": "fedmim"}, 80.0) + runs({"row": 1, "algorithm": "fedmim"}, 80.0)
+                         + runs({"row": 2, "algorithm": "fedmim"}, 80.0, curve=RISING))
+    notes = table3.coincident_rows(frame, settings)
+    assert len(notes) == 3                                   # rows 0/1 (same curves), 0/2 and 1/2 (curves differ)
+    assert "identical on every seed" in notes[0] and "- - - -" in notes[0] and "0.9 - - -" in notes[0]
+    assert all("differ by up to 19.00 points" in n for n in notes[1:])

@@ -230,11 +230,13 @@ def _mim(settings: Mapping[str, Any]) -> str | None:
 
 
 def settings_table(settings: Mapping[str, Any], artefact: str, records: Sequence[dict] = (),
-                   rows_here: Mapping[str, Any] | None = None, extra: Sequence[tuple[str, Any, Any]] = ()) -> str:
+                   rows_here: Mapping[str, Any] | None = None, extra: Sequence[tuple[str, Any, Any]] = (),
+                   paper_wrap: Mapping[str, tuple[str, str]] | None = None) -> str:
     """The page's 'Setting | Paper | Here' table: the paper column from reference.py (COMMON, STATED; an open point
     names the docs/papers/fedmim.md decision that settles it at paper scale), the here column from the resolved
     params block (local steps per epoch: from the `records`' client sizes). `rows_here` replaces a here-cell by
-    setting name (e.g. Table II's E grid); `extra` adds rows."""
+    setting name (e.g. Table II's E grid); `paper_wrap` = {setting: (before, after)} wraps a paper cell; `extra`
+    adds rows."""
     run, stated, gap, cm = settings["run"], P.STATED[artefact], P.NOT_STATED[artefact], P.COMMON
     here = dict(rows_here or {})
 
@@ -270,8 +272,7 @@ def settings_table(settings: Mapping[str, Any], artefact: str, records: Sequence
         ("weight decay", f"{1e-3:g}", f"{run.get('weight_decay', 0):g}"),
         ("gradient clipping", "not stated; A13 (FL-Simulator: norm 10)",
          f"norm {run['clip_norm']:g}" if run.get("clip_norm") else "off"),
-        ("crop / flip", "on (every round)", "on" if run.get("augment") else "off (the stand-ins are not images "
-                                                                            "of that kind)"),
+        ("crop / flip", "on (every round)", "on" if run.get("augment") else "off"),
         ("colour perturbation", "per-client brightness and saturation (no range stated; A8)",
          f"s = {run['color_jitter']:g}" if run.get("color_jitter") is not None else
          "off: it needs RGB images and no embedded stand-in is RGB"),
@@ -286,6 +287,9 @@ def settings_table(settings: Mapping[str, Any], artefact: str, records: Sequence
                          f"{(hp.get('fedcm') or {}).get('fedcm_a')}, {(hp.get('feddyn') or {}).get('feddyn_alpha')}"))
     if here:
         raise ValueError(f"rows_here names no setting of the table: {sorted(here)}")
+    wrap = dict(paper_wrap or {})
+    rows = [(name, f"{wrap[name][0]}{paper}{wrap[name][1]}" if name in wrap else paper, value)
+            for name, paper, value in rows]
     return R.settings_table([*rows, *extra])
 
 
@@ -380,7 +384,7 @@ def compare_differences(frame: pd.DataFrame, column: str, first: dict, second: d
     a = differences(frame, column, {**first, "algorithm": ours}, {**second, "algorithm": ours}, na, setting, metric)
     b = differences(frame, column, {**first, "algorithm": theirs}, {**second, "algorithm": theirs}, nb, setting,
                     metric)
-    cmp = C.paired(a, b, higher_is_better=higher_is_better, label=setting, fmt=fmt)
+    cmp = C.paired(a, b, higher_is_better=higher_is_better, label=f"{setting}, {metric}", fmt=fmt)
     cmp.cells = [cell_status(frame, NAMES[alg], f"{data or setting} {_where_text(w)}", **{**w, "algorithm": alg})
                  for alg in (ours, theirs) for w in (first, second)]
     return cmp

@@ -125,8 +125,7 @@ def loss_cmp(frame, first: str, second: str, hi: float, lo: float, ds: str, larg
     """Paired comparison of two methods' per-seed accuracy loss when the ratio drops from `hi` to `lo` (tail
     accuracy at hi − at lo, same seed): 'better' when `first` loses more (larger=True) or less than `second`."""
     return M.compare_differences(frame, "tail", {"panel": "a", "p": hi}, {"panel": "a", "p": lo}, first, second,
-                                 f"{ds} p={hi:g} → {lo:g}", f"accuracy loss p={hi:g} → {lo:g} (points)",
-                                 higher_is_better=larger, data=ds)
+                                 ds, f"accuracy loss p={hi:g} → {lo:g} (points)", higher_is_better=larger)
 
 
 def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]) -> list[C.Claim]:
@@ -203,7 +202,9 @@ def control_lines(frame: pd.DataFrame, settings: Mapping[str, Any]) -> list[str]
 STYLES = {"fedavg": ("-", "o"), "fedopt_adam": ("--", "s"), "scaffold": ("-.", "^"), "fedcm": (":", "D"),
           "feddyn": ("--", "v"), "fedsam": ("-.", "P"), "fedmim": ("-", "*"), "mofedsam": (":", "X"),
           CONTROL: (":", "x")}
-OVERLAP = 0.05          # two mean curves "overlap" when their median relative per-round difference is below 5 %
+#: two mean curves "overlap" when their median per-round difference is below this: 1 point on the accuracy panels,
+#: 5 % of the level on the (log-scale) consistency panels
+OVERLAP = {"test_acc": ("points", 1.0), "consistency": ("relative", 0.05)}
 
 
 def mean_curves(curves: pd.DataFrame, y: str) -> dict[str, pd.DataFrame]:
@@ -233,24 +234,30 @@ def draw(ax, means: Mapping[str, pd.DataFrame], order: Sequence[str], labels: Ma
                             color=colours.get(alg, "#000000"), alpha=0.08, linewidth=0)
 
 
-def coincide(means: Mapping[str, pd.DataFrame], labels: Mapping[str, str]) -> list[str]:
-    """Pairs of methods whose mean curves are identical (every per-round value equal) or overlap (median relative
-    per-round difference below OVERLAP), in words with the measured difference."""
+def coincide(means: Mapping[str, pd.DataFrame], labels: Mapping[str, str], y: str = "consistency") -> list[str]:
+    """Pairs of methods whose mean curves are identical (every per-round value equal) or overlap (median per-round
+    difference below OVERLAP[y]), in words with the measured difference."""
+    kind, tol = OVERLAP[y]
     out = []
     algs = list(means)
     for i, a in enumerate(algs):
         for b in algs[i + 1:]:
-            x, y = means[a]["mean"].align(means[b]["mean"], join="inner")
+            x, z = means[a]["mean"].align(means[b]["mean"], join="inner")
             if not len(x):
                 continue
-            if np.array_equal(x.to_numpy(), y.to_numpy()):
+            if np.array_equal(x.to_numpy(), z.to_numpy()):
                 out.append(f"{labels[a]} and {labels[b]} are identical (every per-round mean equal)")
                 continue
-            scale = (x.abs() + y.abs()) / 2
-            rel = float(np.median((x - y).abs() / scale.where(scale > 0)))
-            if rel < OVERLAP:
-                out.append(f"{labels[a]} and {labels[b]} overlap (median per-round difference {100 * rel:.2g} %; "
-                           "not identical)")
+            diff = (x - z).abs()
+            if kind == "relative":
+                scale = (x.abs() + z.abs()) / 2
+                gap = float(np.median(diff / scale.where(scale > 0)))
+                text = f"{100 * gap:.2g} %"
+            else:
+                gap = float(np.median(diff))
+                text = f"{gap:.2g} points"
+            if gap < tol:
+                out.append(f"{labels[a]} and {labels[b]} overlap (median per-round difference {text}; not identical)")
     return out
 
 
@@ -305,8 +312,8 @@ def plot(result: dict, settings: Mapping[str, Any]):
 def overlap_text(result: dict, settings: Mapping[str, Any]) -> str:
     """Where curves coincide, panel by panel (checked on the per-round means), for the caption."""
     parts = []
-    for title, _, means, _ in panels(result, settings):
-        found = coincide(means, names(settings))
+    for title, y, means, _ in panels(result, settings):
+        found = coincide(means, names(settings), y)
         if found:
             parts.append(f"{title.split(' ')[0]} {title.split(' ', 1)[1]}: " + "; ".join(found))
     return ("Coinciding curves: " + " | ".join(parts) + ".") if parts else "No two curves coincide."
@@ -343,7 +350,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     ps = _set(settings["participation_grid"])
     text += "\n" + M.settings_table(settings, "fig2", result["records"], {
         "participation": f"(a) Bernoulli p ∈ {ps}; (b) p = {settings['consistency_participation']:g}",
-        "split": M.split_text(run) + " in (a) and (b)"}) + "\n"
+        "split": M.split_text(run) + " in (a) and (b)"},
+        paper_wrap={"participation": ("(a) ", f"; (b) not stated; {P.NOT_STATED['fig2']}"),
+                      "split": ("", f"; (b) not stated; {P.NOT_STATED['fig2']}")}) + "\n"
     text += "\n![Figure 2](fig2.png)\n\n" + f"*{caption}*\n\n"
     table = result["summary"][["panel", "dataset", "participation", "method", "acc_last10",
                                "consistency_last_half", "n_seeds"]].copy()
