@@ -250,9 +250,31 @@ def _verdict_unconfirmable(comps: Sequence[Comparison]) -> str:
     return INCONCLUSIVE if verdict == CONFIRMED else verdict
 
 
+def _verdict_match(comps: Sequence[Comparison]) -> str:
+    """'Every count is the one the paper prints' (e.g. Table I's ∞: 0 of 5 seeds reach the target): exact
+    comparisons of a reproduced count with the paper's; confirmed when every one ties, refuted when one differs."""
+    if not comps or any(c.outcome == "unknown" for c in comps):
+        return INCONCLUSIVE
+    return CONFIRMED if all(c.outcome == "tie" for c in comps) else REFUTED
+
+
+def _verdict_peak(comps: Sequence[Comparison]) -> str:
+    """'First rises, then falls' over a grid: the comparisons are the best interior value against each end.
+    Confirmed when it beats both ends; refuted when both ends beat it (a valley); otherwise inconclusive, in
+    particular when an end beats every interior value: a grid that stops before the turn cannot show it."""
+    if not comps:
+        return INCONCLUSIVE
+    if all(c.outcome == "better" for c in comps):
+        return CONFIRMED
+    if all(c.outcome == "worse" for c in comps):
+        return REFUTED
+    return INCONCLUSIVE
+
+
 #: how a claim's (adjusted) comparisons make its verdict; `recompute` looks the claim's `aggregate` up here
 AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {
-    "all": _verdict_all, "majority": _verdict_majority, "unconfirmable": _verdict_unconfirmable}
+    "all": _verdict_all, "majority": _verdict_majority, "unconfirmable": _verdict_unconfirmable,
+    "match": _verdict_match, "peak": _verdict_peak}
 
 
 def evidence_line(c: Comparison) -> str:
