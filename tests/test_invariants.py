@@ -24,9 +24,9 @@ import numpy as np
 import pytest
 import torch
 
+from fedlib import cpu_path
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.hparams import fields_of
-from fedlib import cpu_path
 from fedlib.config import NON_NUMERIC, ConfigError, RunConfig
 from fedlib.data import PARTITIONERS
 from fedlib.data.base import FedDataset
