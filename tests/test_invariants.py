@@ -467,6 +467,8 @@ def _alternatives(name: str, value):
     """Candidate different values of a hyperparameter (the first valid one is used)."""
     if isinstance(value, bool):
         return [not value]
+    if value is None:                                   # an optional count or level (e.g. warmup_rounds)
+        return [1, 2, 0.5]
     if isinstance(value, str):
         return ["\0probe\0"]
     if isinstance(value, int):
