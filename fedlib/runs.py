@@ -99,7 +99,10 @@ def frame(source: str | Path | Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     configs = [{**flat_config(r["config"]), "fedlib_version": r.get("fedlib_version")} for r in records]
     varying = varying_keys(configs)
     fields = set(RunConfig.__dataclass_fields__) | {k for c in configs for k in c}
-    metrics = list(dict.fromkeys(k for r in records for rnd in r["rounds"] for k in rnd if k != "round"))
+    # metric columns in first-appearance order over the records sorted by fingerprint: the same columns in the same
+    # order whatever order the records come in (a list from run_many, a directory by file name)
+    by_key = sorted(records, key=lambda r: r["fingerprint"])
+    metrics = list(dict.fromkeys(k for r in by_key for rnd in r["rounds"] for k in rnd if k != "round"))
     names = {m: f"round_{m}" if m in fields or m in ID_COLUMNS + ("run", "round") else m for m in metrics}
     rows = []
     for rec, cfg in zip(records, configs):

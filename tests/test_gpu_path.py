@@ -140,11 +140,12 @@ def test_bf16_autocast_keeps_float32_state_and_close_numbers():
     assert rec["summary"]["status"] == "ok" and rec["config"]["autocast"] == "bf16"
 
 
-def test_autocast_is_in_the_fingerprint_and_chunk_and_state_placement_are_not():
+def test_autocast_and_chunk_are_in_the_fingerprint_and_state_placement_is_not():
     from fedlib.config import RunConfig
 
     base = RunConfig.from_dict({"algorithm": "fedavg"})
-    assert base.replace(chunk_size=2).fingerprint() == base.fingerprint()
+    # a vmapped call over fewer clients may take other kernels (one ulp apart): chunked runs get their own cache key
+    assert base.replace(chunk_size=2).fingerprint() != base.fingerprint()
     assert base.replace(state_device="host").fingerprint() == base.fingerprint()
     assert base.replace(autocast="bf16").fingerprint() != base.fingerprint()
     assert "autocast" not in base.semantic_dict()       # fingerprints from before the field existed still match
