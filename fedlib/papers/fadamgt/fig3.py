@@ -188,10 +188,10 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text = header(TITLE, settings, stand,
                   [f"α ∈ {alphas} (the paper gives only the range 0.1–1, A19)",
                    f"methods: {', '.join(result['order'])} (FedLADA left out: the paper's 'Adam-based methods' "
-                   "shown are ambiguous)"] + settings_lines(settings, skip=("alpha",)), notes)
+                   "shown are ambiguous)"] + settings_lines(settings, skip=("alpha", "lada")), notes)
     text += ("\n### Settings: paper and here\n\n"
              + settings_table(settings, P.paper_settings("fig3"), [row],
-                             paper_names={row: P.DATASETS.get(row, row)},
+                             paper_names={row: P.DATASETS.get(row, row)}, skip=("FedLADA α",),
                              here={"partition": f"{run['partition']}, α ∈ {alphas}"}) + "\n\n")
     text += "![Figure 3](fig3.png)\n\n" + f"*{caption}* Paper caption: \"{P.FIG3_CAPTION}\"\n\n"
     text += ("### Cost to target\n\n" + markdown_table(table[["alpha", "method", "rounds to target",

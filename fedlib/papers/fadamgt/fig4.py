@@ -168,10 +168,10 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text = header(title, settings, stand,
                   [f"Y ∈ {ys} (the paper gives only the range 1–50, A19)",
                    f"baseline: {result['baseline']} (the paper's 'the baseline' is unnamed)"]
-                  + settings_lines(settings, skip=("Y",)), notes)
+                  + settings_lines(settings, skip=("Y", "lada")), notes)
     text += ("\n### Settings: paper and here\n\n"
              + settings_table(settings, P.paper_settings("fig4"), rows,
-                              paper_names={r: P.DATASETS[r] for r in PAPER_ROWS},
+                              paper_names={r: P.DATASETS[r] for r in PAPER_ROWS}, skip=("FedLADA α",),
                               here={"tracking subset Y": f"{ys} (the baseline's runs carry Y = "
                                                          f"{run.get('tracking_size')}, which LocalAdam ignores)"})
              + "\n\n")
