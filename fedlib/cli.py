@@ -99,6 +99,10 @@ def _fmt(value) -> str:
 
 
 def cmd_run(args) -> int:
+    if not args.out.strip():          # Path("") is ".": an empty --out would write into the working directory
+        from fedlib.outdir import OutputError
+
+        raise OutputError("--out is empty; allowed: a directory path (use --out . for the current directory)")
     cfg = load_config(args.config, args.overrides)
     out = Path(args.out)
     from fedlib.engine import run

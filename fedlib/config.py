@@ -236,6 +236,9 @@ class RunConfig:
         _positive_int("eval_batch_size", self.eval_batch_size)
         if self.target_acc is not None:
             _range("target_acc", self.target_acc, 0.0, 1.0, lo_open=True)
+        if self.tracking_init == "warm":      # kept in the type for the record of the paper's option; not runnable
+            raise ConfigError("tracking_init=warm needs every client's gradient at x^(1) before round 1, which the "
+                              "paper does not define (A3 in docs/papers/fadamgt.md); allowed: zeros")
         if self.stop_at_target and self.target_acc is None:
             raise ConfigError("stop_at_target=true needs target_acc; allowed: set target_acc in (0, 1]")
         _nonneg_int("seed", self.seed)

@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import json
 import math
 import platform
 import sys
@@ -31,7 +32,7 @@ from fedlib.jsonio import json_safe, write_atomic, write_json_atomic
 from fedlib.metrics import DIVERGENCE_RULE, divergence_reason, summarize
 from fedlib.models import build_model, model_kwargs
 from fedlib.oracle import AUTO_RULE, Oracle, auto_mode, choose_mode
-from fedlib.outdir import OutputError, WriteFailed, claimed
+from fedlib.outdir import OutputError, WriteFailed, check_targets, claimed
 from fedlib.streams import StreamFeed
 
 CHECKPOINT = "checkpoint.pt"
@@ -261,6 +262,9 @@ class Simulation:
         if cfg.batch_size > self.data.n_train:
             raise ConfigError(f"batch_size={cfg.batch_size} is larger than dataset={cfg.dataset}'s "
                               f"{self.data.n_train} train samples; allowed: 1 <= batch_size <= {self.data.n_train}")
+        if cfg.target_acc is not None and self.data.task != "classification":
+            raise ConfigError(f"target_acc needs a classification dataset (test accuracy); dataset={cfg.dataset} is "
+                              f"{self.data.task}; allowed: target_acc=null")
         if cfg.eval_local and self.data.task != "classification":
             raise ConfigError(f"eval_local=true needs a classification dataset; dataset={cfg.dataset} is "
                               f"{self.data.task}; allowed: eval_local=false")
@@ -497,6 +501,7 @@ class Simulation:
                     not isinstance(theirs[k], Tensor) or theirs[k].shape != v.shape or theirs[k].dtype != v.dtype
                     for k, v in mine.items()):
                 raise ValueError(f"its {name} state does not match this configuration's")
+        _check_progress(state, self.cfg.rounds)
         self.round, self.records, self.status = int(state["round"]), list(state["records"]), state["status"]
         self.divergence, self.initial_loss = state["divergence"], state["initial_loss"]
         self.server = {k: v.to(self.device) for k, v in state["server"].items()}
@@ -527,6 +532,16 @@ class Simulation:
             raise OutputError(f"cannot resume from {path}: {why}; move it aside (or pass --force) to start this "
                               f"run afresh") from None
 
+    def largest_file(self) -> tuple[int, str]:
+        """About the size of the largest file `run` writes, and which one (checked against the file-size limit before
+        round 1): a checkpoint holds every state tensor; result.json is the record without rounds + ~256 B a round."""
+        rounds = 1 if self.cfg.stop_at_target else self.cfg.rounds
+        record = len(json.dumps(self.result(), indent=1)) + 256 * rounds
+        state = sum(v.numel() * v.element_size() for d in (self.server, self.clients) for v in d.values())
+        if self.cfg.checkpoint_every and self.cfg.checkpoint_every <= self.cfg.rounds and state > record:
+            return state, CHECKPOINT
+        return record, f"{RESULT} ({rounds} round(s))"
+
     def output_bytes(self) -> int:
         """About how much `run` writes under --out: two checkpoints (old + temporary) and the result record."""
         state = sum(v.numel() * v.element_size() for d in (self.server, self.clients) for v in d.values())
@@ -553,6 +568,27 @@ class Simulation:
             "rounds": self.records,
             "summary": summary,
         })
+
+
+def _check_progress(state: dict, rounds: int) -> None:
+    """A checkpoint's round counter and round records must agree (one record per round, numbered 1..round, with
+    the fields the summary reads): a tampered or mismatched pair is refused, not fed to the metrics."""
+    t, records = state.get("round"), state.get("records")
+    if not (isinstance(t, int) and not isinstance(t, bool) and 0 <= t <= rounds):
+        raise ValueError(f"its round {t!r} is not a round of this run (0..{rounds})")
+    if not (isinstance(records, list) and len(records) == t):
+        raise ValueError(f"it holds {len(records) if isinstance(records, list) else type(records).__name__} round "
+                         f"records for round {t}")
+    for i, rec in enumerate(records, 1):
+        if not (isinstance(rec, dict) and rec.get("round") == i
+                and all(k in rec and isinstance(rec[k], (int, float, type(None))) and not isinstance(rec[k], bool)
+                        for k in ("train_loss", "test_loss", "test_acc", "comm_vectors", "comm_bits", "wall_s"))):
+            raise ValueError(f"its round record {i} is malformed")
+    if state.get("status") not in ("ok", "diverged"):
+        raise ValueError(f"its status {state.get('status')!r} is neither 'ok' nor 'diverged'")
+    loss = state.get("initial_loss")
+    if not (loss is None or isinstance(loss, float)):
+        raise ValueError(f"its initial loss {loss!r} is not a number")
 
 
 def _progress(sim: Simulation, initial: int):
@@ -605,8 +641,9 @@ def run(cfg: RunConfig | dict, out_dir: str | Path | None = None, *, stop_after:
         if out_dir is None:
             _drive(sim, None, stop_after)
             return sim.result()
-        with claimed(out_dir, sim.output_bytes()) as out:
+        with claimed(out_dir, sim.output_bytes(), sim.largest_file()) as out:
             ckpt = out / CHECKPOINT
+            check_targets(out, [RESULT, CHECKPOINT] if cfg.checkpoint_every else [RESULT])
             if not force and (out / RESULT).exists():
                 raise OutputError(f"{out / RESULT} exists; pass --force to overwrite it, or choose another --out")
             if not force and ckpt.exists():

@@ -309,12 +309,30 @@ def measure(cfg: RunConfig | Mapping[str, Any], rounds_timed: int = 2) -> dict:
 
 # ---------------------------------------------------------------------------------------------- the cost table
 def read_table(path: str | Path | None = None) -> dict[tuple[str, str], dict]:
-    """{(cost_id, device label): entry} from the cost table (default COSTS_FILE; empty when it does not exist)."""
+    """{(cost_id, device label): entry} from the cost table (default COSTS_FILE; empty when it does not exist).
+
+    A table that cannot be read or is not a cost table is a ConfigError in one line naming the file."""
+    from fedlib.config import ConfigError
+
+    where = f"cost table {path or COSTS_FILE}"
     try:
-        doc = json.loads(Path(path or COSTS_FILE).read_text())
+        doc = json.loads(Path(path or COSTS_FILE).read_bytes())
     except FileNotFoundError:
         return {}
-    return {(e["cost_id"], e["device"]): e for e in doc.get("entries", [])}
+    except IsADirectoryError:
+        raise ConfigError(f"{where} is a directory; allowed: a JSON cost table file (bench/costs.json)") from None
+    except OSError as exc:
+        raise ConfigError(f"{where} cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        why = str(exc).splitlines()[0][:120]
+        raise ConfigError(f"{where} is not valid JSON ({why}); allowed: a cost table written by `fedlib estimate "
+                          "--save`") from None
+    entries = doc.get("entries", []) if isinstance(doc, dict) else None
+    if not (isinstance(entries, list) and all(isinstance(e, dict) and isinstance(e.get("cost_id"), str)
+                                              and isinstance(e.get("device"), str) for e in entries)):
+        raise ConfigError(f"{where} is not a cost table (expected {{\"entries\": [{{\"cost_id\", \"device\", "
+                          "...}]}); allowed: a cost table written by `fedlib estimate --save`")
+    return {(e["cost_id"], e["device"]): e for e in entries}
 
 
 def write_table(entries: Mapping[tuple[str, str], dict], path: str | Path | None = None) -> None:
@@ -564,11 +582,11 @@ def cmd_estimate(args) -> int:
 
     if args.rounds_timed < 1:
         raise ConfigError(f"--rounds-timed={args.rounds_timed} must be a positive integer (>= 1)")
+    table = read_table(args.costs)                 # bad --costs / --params: one line, exit 2, before any timing
     try:
         arts = artefacts(args.profile, args.target, args.params)
     except SettingsError as exc:
         raise ConfigError(str(exc)) from None
-    table = read_table(args.costs)
     save = (lambda t: write_table(t, args.costs)) if args.save else None      # after every timing: resumable
     results = estimate_artefacts(arts, table=table, measure_missing=not args.table_only, remeasure=args.remeasure,
                                  rounds_timed=args.rounds_timed, log=lambda m: print(m, file=sys.stderr, flush=True),

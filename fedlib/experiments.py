@@ -12,9 +12,11 @@ is killed half-way never leaves a half-written record: it simply runs again next
 Backends (fedlib/fanout.py): `process` runs in this process (`workers <= 1`) or in a pool of `workers` spawned
 processes with one torch thread each; `ray` submits one task per run to a Ray cluster (CPUs and GPUs declared per
 run, GPU fractions sized from measured peak memory). Either way results come back to this process, which alone
-writes the cache; runs already cached are never submitted; a run that fails is reported by name after every other
-run has finished and been written. Progress is one printed line per finished run (visible in papermill's
-`--log-output` and in DVC's log), plus a bar over runs on a terminal.
+writes the cache; runs already cached are never submitted; a run that fails, or whose record cannot be written, is
+reported by name after every other run has finished and been written (one failing run leaves the others' records
+written). Progress is one printed line per finished run, naming the settings swept for its algorithm (those that
+differ across its configurations, e.g. `lr=0.003`; visible in papermill's `--log-output` and in DVC's log), plus a
+bar over runs on a terminal or a live progress widget in JupyterLab.
 
 A cached record is reused only if it is a well-formed record of that fingerprint written by the same
 `fedlib.__version__` (anything else -- JSON null, a missing summary, wrong types, another version -- is recomputed);
@@ -36,6 +38,7 @@ from typing import Any
 from fedlib import cpu_path
 from fedlib.config import ConfigError, RunConfig
 from fedlib.jsonio import write_json_atomic as write_record_atomic
+from fedlib.runs import flat_config, show_value, swept_keys
 
 RECORD_SUFFIX = ".json"
 
@@ -150,13 +153,12 @@ def _remove_orphan_tmp(cache_dir: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- one run
-def _describe(cfg: RunConfig) -> str:
-    parts = [cfg.algorithm, cfg.dataset, f"seed={cfg.seed}", f"K={cfg.local_steps}", f"S={cfg.clients_per_round}"]
-    if cfg.algorithm in ("fadamet", "fadamgt"):
-        parts.append(f"Y={cfg.Y}")
-    if cfg.partition.startswith("dirichlet"):
-        parts.append(f"alpha={cfg.alpha:g}")
-    return " ".join(parts)
+def _describe(cfg: RunConfig, swept: list[str]) -> str:
+    """'<algorithm> <dataset> seed=<s>' and the settings the call sweeps for this algorithm (`swept`: the keys that
+    differ across its configurations, e.g. lr=0.003), so each progress line says which point of the grid finished."""
+    flat = flat_config(cfg.to_dict())
+    return " ".join([cfg.algorithm, cfg.dataset, f"seed={cfg.seed}",
+                     *(f"{k}={show_value(flat.get(k))}" for k in swept if k != "dataset")])
 
 
 def _outcome(record: dict) -> str:
@@ -171,13 +173,23 @@ def _outcome(record: dict) -> str:
 
 # ---------------------------------------------------------------------------------------------- many runs
 class RunsFailed(RuntimeError):
-    """Some runs raised; every other run finished and its record was written. `failures` maps fingerprint to
-    "configuration: error"."""
+    """Some runs raised, or their records could not be written; every other run finished and its record was
+    written. `failures` maps fingerprint to "configuration: error"; `unwritten` maps fingerprint to "record path:
+    why". The message is one line."""
 
-    def __init__(self, failures: dict[str, str], total: int):
-        self.failures = failures
-        lines = "\n".join(f"  {fp}: {why}" for fp, why in failures.items())
-        super().__init__(f"{len(failures)} of {total} run(s) failed (the others are cached):\n{lines}")
+    def __init__(self, failures: dict[str, str], total: int, unwritten: dict[str, str] | None = None):
+        self.failures, self.unwritten = failures, dict(unwritten or {})
+        parts = []
+        if failures:
+            parts.append(f"{len(failures)} of {total} run(s) failed: " + "; ".join(
+                f"{fp}: {why}" for fp, why in failures.items()))
+        if self.unwritten:
+            parts.append(f"{len(self.unwritten)} of {total} run record(s) could not be written: "
+                         + "; ".join(self.unwritten.values()))
+        super().__init__(" | ".join(parts) + " (every other record is written in the run cache)")
+
+    def _render_traceback_(self) -> list[str]:       # IPython / papermill: this one line, not the frames
+        return [f"{type(self).__name__}: {self}"]
 
 
 def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | Path, workers: int = 1, *,
@@ -195,8 +207,9 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
                    else the share fitting the run's measured peak memory (`fedlib estimate --save` stores it;
                    a whole GPU when it was never measured).
     force        : recompute (and overwrite) even when a cached record exists.
-    Duplicate configurations (same fingerprint) run once. Runs that raise are reported together by RunsFailed
-    after every other run has finished and been cached.
+    Duplicate configurations (same fingerprint) run once. Runs that raise, and records that cannot be written
+    (a full disk, a directory at the record's path: such a run is not even started), are reported together by
+    RunsFailed, in one line, after every other run has finished and been cached.
     """
     from fedlib import fanout
 
@@ -210,10 +223,17 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     if not cpus_per_run > 0:
         raise ConfigError(f"cpus_per_run={cpus_per_run!r} must be a number > 0")
     cache = Path(cache_dir)
-    cache.mkdir(parents=True, exist_ok=True)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from fedlib.outdir import OutputError
+
+        raise OutputError(f"run cache {cache} cannot be created ({_why(exc)}); allowed: a writable directory path"
+                          ) from None
     _remove_orphan_tmp(cache)
     resolved = [resolve_config(c) for c in configs]           # validation of all configs before any compute
     keys = [c.fingerprint() for c in resolved]
+    swept = swept_keys(c.to_dict() for c in resolved)         # what the progress lines name, per algorithm
 
     records: dict[str, dict] = {}
     todo: dict[str, RunConfig] = {}
@@ -226,8 +246,11 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
         else:
             todo[fp] = cfg.replace(progress=False)
 
-    total = len(todo)
-    jobs = {fp: cfg.to_dict() for fp, cfg in todo.items()}
+    # a record path taken by a directory (or other non-file) can never be written: say so, and do not compute it
+    unwritten = {fp: f"{record_path(cache, fp)}: is a directory, not a file; move it aside"
+                 for fp in todo if os.path.isdir(record_path(cache, fp))}
+    jobs = {fp: cfg.to_dict() for fp, cfg in todo.items() if fp not in unwritten}
+    total = len(jobs)
     path = _cpu_path_of(todo.values())
     if path != cpu_path.active() and backend == "process":
         workers = max(workers, 2)              # runs this process cannot give their CPU path: fresh workers
@@ -237,7 +260,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
         where = "nothing"
     elif backend == "ray":
         ray_owned = fanout.connect_ray(workers)
-        outcomes = fanout.ray_tasks(jobs, cpus_per_run, _gpu_shares(todo, gpus_per_run))
+        outcomes = fanout.ray_tasks(jobs, cpus_per_run, _gpu_shares({fp: todo[fp] for fp in jobs}, gpus_per_run))
         where = f"Ray ({os.environ.get('RAY_ADDRESS') or 'local cluster'})"
     elif workers <= 1 or total == 1:
         outcomes, where = fanout.serial(jobs), "this process"
@@ -245,7 +268,8 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
         outcomes, where = fanout.process_pool(jobs, workers, path), f"{min(workers, total)} processes"
     if verbose:
         _log(f"[{label}] {len(keys)} configurations, {len(set(keys))} distinct: {len(records)} cached, "
-             f"{total} to run on {where}; cache {cache}")
+             f"{total} to run on {where}; cache {cache}"
+             + (f"; {len(unwritten)} not run, their record path is a directory" if unwritten else ""))
 
     t0 = time.perf_counter()
     failures: dict[str, str] = {}
@@ -254,15 +278,22 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
         for i, (fp, outcome) in enumerate(outcomes, 1):
             bar.update(1)
             why = _failure(outcome, fp)
+            what = _describe(todo[fp], swept[todo[fp].algorithm])
             if why is not None:
-                failures[fp] = f"{_describe(todo[fp])}: {why}"
+                failures[fp] = f"{what}: {why}"
                 if verbose:
-                    _log(f"[{label}] {i:>4}/{total} {_describe(todo[fp])}: FAILED ({why})")
+                    _log(f"[{label}] {i:>4}/{total} {what}: FAILED ({why})")
                 continue
-            write_record_atomic(record_path(cache, fp), outcome)
+            try:
+                write_record_atomic(record_path(cache, fp), outcome)
+            except OSError as exc:                              # keep going: the other records can still be written
+                unwritten[fp] = f"{record_path(cache, fp)}: {_why(exc)}"
+                if verbose:
+                    _log(f"[{label}] {i:>4}/{total} {what}: record NOT written ({_why(exc)})")
+                continue
             records[fp] = outcome
             if verbose:
-                _log(f"[{label}] {i:>4}/{total} {_describe(todo[fp])}: {_outcome(outcome)} "
+                _log(f"[{label}] {i:>4}/{total} {what}: {_outcome(outcome)} "
                      f"({outcome.get('summary', {}).get('wall_s', 0.0):.1f}s; "
                      f"{time.perf_counter() - t0:.0f}s elapsed)")
     finally:
@@ -273,10 +304,15 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
             ray.shutdown()
     if verbose and total:
         _log(f"[{label}] done: {total - len(failures)} run(s) in {time.perf_counter() - t0:.1f}s"
-             + (f", {len(failures)} failed" if failures else ""))
-    if failures:
-        raise RunsFailed(failures, total)
+             + (f", {len(failures)} failed" if failures else "")
+             + (f", {len(unwritten)} record(s) not written" if unwritten else ""))
+    if failures or unwritten:
+        raise RunsFailed(failures, len(todo), unwritten)
     return [records[fp] for fp in keys]
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def _cpu_path_of(cfgs: Iterable[RunConfig]) -> str:
@@ -317,9 +353,18 @@ def _gpu_shares(todo: Mapping[str, RunConfig], gpus_per_run: float | str) -> dic
 
 
 def _bar(total: int, label: str, verbose: bool):
-    from tqdm.auto import tqdm
+    """A bar over the runs: on a terminal, or as a live widget in a notebook that a Jupyter server opened
+    (JupyterLab sets JPY_SESSION_NAME for the kernels of its sessions; the widget needs ipywidgets). Under papermill
+    (dvc repro, the tests) and in pipes, the printed lines alone report progress."""
+    if os.environ.get("JPY_SESSION_NAME"):
+        from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=label, unit="run", disable=not (verbose and total and sys.stderr.isatty()))
+        shown = any(c.__module__ == "tqdm.notebook" for c in tqdm.__mro__)    # False without a kernel/ipywidgets
+    else:
+        from tqdm.std import tqdm
+
+        shown = sys.stderr.isatty()
+    return tqdm(total=total, desc=label, unit="run", disable=not (verbose and total and shown))
 
 
 def _log(msg: str) -> None:

@@ -66,8 +66,9 @@ def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None
     `path`: the CPU math path the workers take (fedlib/cpu_path.py); each worker imports fedlib before torch, so it
     can take either path whatever this process runs."""
     ctx = mp.get_context("spawn")
-    with _child_cpu_path(path), cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx, initializer=set_threads,
-                                initargs=(1,)) as pool:
+    pool_args = {"max_workers": min(workers, len(jobs)), "mp_context": ctx, "initializer": set_threads,
+                 "initargs": (1,)}
+    with _child_cpu_path(path), cf.ProcessPoolExecutor(**pool_args) as pool:
         futures = {pool.submit(execute, cfg): fp for fp, cfg in jobs.items()}
         try:
             for fut in cf.as_completed(futures):

@@ -2,7 +2,8 @@
 
 Every write goes to a uniquely named temporary sibling (`tempfile.mkstemp`, so two processes or threads never share
 one; the name ends in `.<pid>.tmp`), is flushed to disk, then renamed over the target with `os.replace` (atomic on
-POSIX and Windows). On any error the temporary file is removed and the target is left as it was.
+POSIX and Windows). On any error the temporary file is removed and the target is left as it was. The file gets the
+mode a plain `open(path, "w")` would give it (0666 less the umask), not mkstemp's private 0600.
 
 JSON is written strictly: NaN and ±inf become null (bare `NaN` is not JSON), so every record parses everywhere.
 """
@@ -40,6 +41,45 @@ def json_safe(obj: Any) -> Any:
     return obj
 
 
+def current_umask() -> int:
+    """This process's umask, read without changing it where Linux tells it (os.umask can only set and return)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)       # elsewhere: set and restore at once
+    os.umask(mask)
+    return mask
+
+
+class _Sink:
+    """The file a writer writes through; it keeps the OSError of a failed write, which some writers (torch.save)
+    replace by an exception of their own that no longer says why."""
+
+    def __init__(self, fh: IO[bytes]):
+        self.fh, self.error = fh, None
+
+    def write(self, data) -> int:
+        try:
+            return self.fh.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.fh.flush()
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+
 def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
     """Call `write(fh)` on a fresh temporary sibling of `path`, fsync it, and rename it over `path`."""
     path = Path(path)
@@ -48,7 +88,15 @@ def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".{os.getpid()}{TMP_SUFFIX}")
     try:
         with os.fdopen(fd, "wb") as fh:
-            write(fh)
+            if hasattr(os, "fchmod"):                # mkstemp makes 0600; a result is shared like any new file
+                os.fchmod(fh.fileno(), 0o666 & ~current_umask())
+            sink = _Sink(fh)
+            try:
+                write(sink)
+            except Exception:
+                if sink.error is not None:           # e.g. torch.save turns ENOSPC/EFBIG into a RuntimeError
+                    raise sink.error from None
+                raise
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -6,14 +6,18 @@
 * **Lock.** `out/.fedlib.lock` is held with an exclusive, non-blocking `flock` for the whole run. A second process on
   the same directory is refused at once (`OutputError`, CLI exit 2) instead of racing for `checkpoint.pt` and
   `result.json`. The lock file is removed on exit; the inode check on acquisition keeps that race-free.
-* **Before round 1.** Temporary files a killed run left are removed. A probe file is written, synced and removed, and
-  the free space is compared with what the run will write (checkpoints and the record), so an unwritable or full
-  directory is refused before any compute.
+* **Before round 1.** An empty path is refused, and so is a run whose largest file (at least the checkpoint's
+  tensors, or the record's rounds) exceeds the file-size limit (`ulimit -f`, RLIMIT_FSIZE). Temporary files a killed
+  run left are removed. A probe file is written, synced and removed, and the free space is compared with what the
+  run will write (checkpoints and the record), so an unwritable or full directory is refused before any compute;
+  so is a `result.json` or `checkpoint.pt` that is a directory (`check_targets`).
 * **On failure.** Directories this call created are removed again when nothing was written into them, so a refused
-  or crashed run leaves no empty `--out` behind; anything already written (a checkpoint to resume from) is kept.
+  or crashed run leaves no empty `--out` (nor an empty parent of it, nor a lock file) behind; anything already
+  written (a checkpoint to resume from) is kept.
 """
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -40,19 +44,21 @@ def _why(exc: OSError) -> str:
 
 
 def _make_dirs(out: Path) -> list[Path]:
-    """mkdir -p `out`; returns the directories created, deepest first."""
+    """mkdir -p `out`; returns the directories created, deepest first. On failure (a name too long, no permission)
+    the directories it did create are removed again."""
     missing = []
     probe = out
-    while not probe.exists():
+    while not os.path.lexists(probe):            # os.path: False (not an error) for a name that is too long
         missing.append(probe)
         if probe.parent == probe:
             break
         probe = probe.parent
-    if probe.exists() and not probe.is_dir():
+    if os.path.lexists(probe) and not probe.is_dir():
         raise OutputError(f"--out {out}: {probe} is a file, not a directory; allowed: a writable directory path")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        _remove_empty(missing)
         raise OutputError(f"--out {out}: cannot create the directory ({_why(exc)}); allowed: a writable "
                           f"directory path") from None
     return missing
@@ -62,8 +68,10 @@ def _remove_empty(created: list[Path]) -> None:
     for d in created:
         try:
             d.rmdir()
-        except OSError:          # not empty (a checkpoint, a result, someone else's file) or already gone
-            return
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):   # a checkpoint, a result, someone else's file
+                return
+            continue             # never created (mkdir stopped above it: missing, name too long)
 
 
 def _lock(out: Path):
@@ -91,12 +99,23 @@ def _lock(out: Path):
         except FileNotFoundError:
             same = False
         if same:
-            fh.seek(0)
-            fh.truncate()
-            fh.write(str(os.getpid()))
-            fh.flush()
+            try:
+                _write_pid(fh)
+            except OSError as exc:   # e.g. a full disk: leave no lock file behind
+                fh.close()
+                path.unlink(missing_ok=True)
+                raise OutputError(f"--out {out} is not writable ({_why(exc)}); allowed: a writable directory with "
+                                  f"free space") from None
             return fh
         fh.close()
+
+
+def _write_pid(fh) -> None:
+    """Record the holder's pid in the lock file (what a refused second run names)."""
+    fh.seek(0)
+    fh.truncate()
+    fh.write(str(os.getpid()))
+    fh.flush()
 
 
 def _unlock(out: Path, fh) -> None:
@@ -135,10 +154,49 @@ def _check_writable(out: Path, need_bytes: int) -> None:
                           f"another --out")
 
 
+def file_size_limit() -> int | None:
+    """The soft file-size limit of this process in bytes (`ulimit -f`), None when unlimited or unknown."""
+    try:
+        import resource
+    except ImportError:          # not POSIX
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def _check_file_size(out: Path, largest_file: tuple[int, str] | None) -> None:
+    """Refuse a run one of whose files (at least `bytes`, what) exceeds the file-size limit: the write would fail
+    with EFBIG only after the rounds it follows."""
+    limit = file_size_limit()
+    if limit is None or not largest_file or largest_file[0] <= limit:
+        return
+    size, what = largest_file
+    raise OutputError(f"--out {out}: the file-size limit (ulimit -f) is {limit} bytes, but this run writes {what} "
+                      f"of at least {size} bytes; raise the limit (ulimit -f unlimited) or run with fewer rounds "
+                      f"or checkpoint_every=0")
+
+
+def check_targets(out: Path, names: list[str]) -> None:
+    """Refuse before round 1 when a file the run will write (result.json, checkpoint.pt) is taken by a directory or
+    another non-file: it could never be replaced, not even with --force."""
+    for name in names:
+        path = out / name
+        if os.path.lexists(path) and not (path.is_file() and not path.is_symlink()):
+            kind = "a directory" if path.is_dir() else "not a plain file"
+            raise OutputError(f"--out {out}: {path} is {kind}, so the run could not write it; move it aside or "
+                              f"choose another --out")
+
+
 @contextmanager
-def claimed(out: str | Path, need_bytes: int = 0) -> Iterator[Path]:
-    """Create, lock and check `out` for one run (see the module docstring); yields it as a Path."""
+def claimed(out: str | Path, need_bytes: int = 0, largest_file: tuple[int, str] | None = None) -> Iterator[Path]:
+    """Create, lock and check `out` for one run (see the module docstring); yields it as a Path.
+
+    `need_bytes`: about what the run writes in all (free-space check); `largest_file`: (at least how many bytes,
+    which file) of its largest file (file-size-limit check, before anything is created)."""
+    if not str(out).strip():
+        raise OutputError("--out is empty; allowed: a directory path (use --out . for the current directory)")
     out = Path(out)
+    _check_file_size(out, largest_file)
     created = _make_dirs(out)
     fh = None
     try:
@@ -153,4 +211,4 @@ def claimed(out: str | Path, need_bytes: int = 0) -> Iterator[Path]:
             _remove_empty(created)
 
 
-__all__ = ["LOCK", "OutputError", "WriteFailed", "claimed"]
+__all__ = ["LOCK", "OutputError", "WriteFailed", "check_targets", "claimed", "file_size_limit"]

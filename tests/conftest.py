@@ -1,3 +1,4 @@
+# ruff: noqa: I001  -- fedlib must be imported before torch (the portable CPU path), not in sorted order
 import os
 from pathlib import Path
 

@@ -598,3 +598,274 @@ def test_setup_refuses_old_python_in_one_line(tmp_path):
                               env={**os.environ, "PYTHON": python}, timeout=60)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert all(w in proc.stderr for w in words) and not (tmp_path / ".venv").exists()
+
+
+# ================================================================================ refusals that came late or left something
+def _fedlib_limited(fsize: int, *args: str) -> subprocess.CompletedProcess:
+    """`fedlib ...` in a process whose file-size limit is `fsize` bytes (SIGXFSZ ignored: a write gets EFBIG)."""
+    import resource
+    import signal
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, resource.RLIM_INFINITY))
+    return subprocess.run([sys.executable, "-m", "fedlib.cli", *args], capture_output=True, text=True,
+                          preexec_fn=limit, timeout=300)
+
+
+def test_full_disk_inside_torch_save_is_one_line(tmp_path, capsys, monkeypatch):
+    """The disk fills up in the middle of the round-4 checkpoint. torch.save swallows the OSError of its file and
+    raises `RuntimeError: ... unexpected pos` instead; the refusal must still be the one-line write failure
+    (exit 1) that names the cause, with the round-2 checkpoint intact and no temporary left."""
+    import fedlib.jsonio as jsonio
+
+    class FillsUp:
+        def __init__(self, fh):
+            self.fh, self.written = fh, 0
+
+        def write(self, data):
+            if self.written + len(data) > 4096:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            self.written += len(data)
+            return self.fh.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+    real_init, sinks = jsonio._Sink.__init__, []
+
+    def init(self, fh):
+        sinks.append(1)
+        real_init(self, FillsUp(fh) if len(sinks) == 2 else fh)
+    monkeypatch.setattr(jsonio._Sink, "__init__", init)
+    out = tmp_path / "o"
+    code, err = call(["run", "--out", str(out), *argv(rounds=6, checkpoint_every=2)], capsys)
+    assert_refused(code, err, 1, "cannot write checkpoint", "after round 4", "No space left on device")
+    assert sorted(tree(out)) == ["checkpoint.pt"]
+    assert torch.load(out / "checkpoint.pt", weights_only=True)["round"] == 2
+
+
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
+@pytest.mark.parametrize("slack", [64, 2000])
+def test_checkpoint_over_the_file_size_limit_is_one_line(slack, tmp_path):
+    """A file-size limit just above the state tensors passes the check before round 1; the checkpoint then fails
+    with EFBIG (with 2000 bytes of slack inside torch.save, as a RuntimeError, on torch 2.13): one line, exit 1,
+    nothing left under --out."""
+    from fedlib.engine import Simulation, resolve
+
+    cfg = {**TINY, "rounds": 4, "checkpoint_every": 2, "progress": False}
+    size, what = Simulation(resolve(cfg)).largest_file()
+    assert what == "checkpoint.pt"
+    out = tmp_path / "o"
+    proc = _fedlib_limited(size + slack, "run", "--out", str(out), *argv(**CKPT))
+    assert_refused(proc.returncode, proc.stderr.strip(), 1, "cannot write checkpoint", "File too large", "resume")
+    assert not out.exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
+def test_out_under_a_file_size_limit_is_refused_before_round_1(tmp_path):
+    out = tmp_path / "o"
+    proc = _fedlib_limited(4096, "run", "--out", str(out), *argv(rounds=50))
+    assert_refused(proc.returncode, proc.stderr.strip(), 2, "file-size limit (ulimit -f) is 4096 bytes",
+                   "result.json (50 round(s))")
+    assert not out.exists()
+
+
+def test_file_size_limit_is_checked_before_anything_runs(tmp_path, capsys, monkeypatch):
+    from fedlib.engine import Simulation
+
+    monkeypatch.setattr(outdir, "file_size_limit", lambda: 10_000)
+    monkeypatch.setattr(Simulation, "run_round", lambda self: pytest.fail("computed before refusing"))
+    out = tmp_path / "o"
+    code, err = call(["run", "--out", str(out), *argv(rounds=100)], capsys)
+    assert_refused(code, err, 2, "10000 bytes", "result.json (100 round(s))", "ulimit -f unlimited")
+    assert not out.exists()
+    monkeypatch.undo()
+    code, err = call(["run", "--out", str(out), *argv(rounds=2)], capsys)     # a small record fits: it runs
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("name", ["result.json", "checkpoint.pt"])
+def test_force_with_a_directory_in_place_of_an_output_is_refused_before_round_1(name, tmp_path, capsys, monkeypatch):
+    from fedlib.engine import Simulation
+
+    monkeypatch.setattr(Simulation, "run_round", lambda self: pytest.fail("computed before refusing"))
+    out = tmp_path / "o"
+    (out / name).mkdir(parents=True)
+    (out / name / "keep").write_text("x")
+    before = tree(out)
+    code, err = call(["run", "--force", "--out", str(out), *argv(**CKPT)], capsys)
+    assert_refused(code, err, 2, str(out / name), "is a directory")
+    assert tree(out) == before and sorted(p.name for p in out.iterdir()) == [name]
+
+
+def test_out_with_a_name_too_long_leaves_no_parent_behind(tmp_path, capsys):
+    out = tmp_path / "a" / "b" / ("x" * 300) / "c"
+    code, err = call(["run", "--out", str(out), *argv()], capsys)
+    assert_refused(code, err, 2, "cannot create the directory", "File name too long")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_full_disk_when_the_lock_is_written_leaves_no_lock_file(tmp_path, capsys, monkeypatch):
+    def full(fh):
+        fh.write("12")                                  # what fit before the disk filled up
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(outdir, "_write_pid", full)
+    out = tmp_path / "new" / "o"
+    code, err = call(["run", "--out", str(out), *argv()], capsys)
+    assert_refused(code, err, 2, "not writable", "No space left on device")
+    assert not (tmp_path / "new").exists()
+    out.mkdir(parents=True)                             # an existing --out keeps only what it had
+    code, err = call(["run", "--out", str(out), *argv()], capsys)
+    assert_refused(code, err, 2, "No space left on device")
+    assert tree(out) == {} and out.is_dir()
+
+
+def test_empty_out_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err = call(["run", "--out", "", *argv()], capsys)
+    assert_refused(code, err, 2, "--out is empty", "--out .")
+    code, err = call(["run", "--out", "  ", *argv()], capsys)
+    assert_refused(code, err, 2, "--out is empty")
+    assert list(tmp_path.iterdir()) == []
+    from fedlib import engine
+    from fedlib.outdir import OutputError
+
+    with pytest.raises(OutputError, match="--out is empty"):
+        engine.run({**TINY, "progress": False}, out_dir="")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_result_json_honours_the_umask(umask, mode, tmp_path, capsys):
+    old = os.umask(umask)
+    try:
+        code, err = call(["run", "--out", str(tmp_path / "o"), *argv()], capsys)
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    assert (tmp_path / "o" / "result.json").stat().st_mode & 0o777 == mode
+
+
+def _tamper(state: dict, kind: str) -> None:
+    if kind == "round ahead of records":
+        state["round"] = 2
+    elif kind == "round beyond the run":
+        state["round"] = 99
+    elif kind == "round not an int":
+        state["round"] = "1"
+    elif kind == "records not a list":
+        state["records"] = {"1": state["records"][0]}
+    elif kind == "record renumbered":
+        state["records"][0]["round"] = 5
+    elif kind == "record loss not a number":
+        state["records"][0]["train_loss"] = "low"
+    elif kind == "record missing a field":
+        del state["records"][0]["comm_bits"]
+    elif kind == "bad status":
+        state["status"] = "great"
+
+
+@pytest.mark.parametrize("kind", ["round ahead of records", "round beyond the run", "round not an int",
+                                  "records not a list", "record renumbered", "record loss not a number",
+                                  "record missing a field", "bad status"])
+def test_checkpoint_with_tampered_progress_is_refused(kind, tmp_path, capsys):
+    """The right fingerprint and state tensors, but a tampered round counter or round records: refused in one line
+    naming the file (it used to crash in the metrics code)."""
+    from fedlib.engine import Simulation
+
+    out = tmp_path / "o"
+    sim = Simulation({**TINY, **CKPT, "progress": False})
+    sim.run_round()
+    state = sim.state_dict()
+    _tamper(state, kind)
+    out.mkdir()
+    torch.save(state, out / "checkpoint.pt")
+    before = tree(out)
+    code, err = call(["run", "--out", str(out), *argv(**CKPT)], capsys)
+    assert_refused(code, err, 2, str(out / "checkpoint.pt"), "cannot resume", "--force")
+    assert tree(out) == before
+
+
+def test_checkpoint_with_consistent_progress_resumes(tmp_path, capsys):
+    from fedlib.engine import Simulation
+
+    out = tmp_path / "o"
+    sim = Simulation({**TINY, **CKPT, "progress": False})
+    sim.run_round()
+    sim.save_checkpoint(out / "checkpoint.pt")
+    code, err = call(["run", "--out", str(out), *argv(**CKPT)], capsys)
+    assert code == 0, err
+    assert [r["round"] for r in json.loads((out / "result.json").read_text())["rounds"]] == [1, 2, 3, 4]
+
+
+# ---------------------------------------------------------------------------------------------- fedlib estimate
+@pytest.mark.parametrize("case", ["params missing", "params a directory", "params not YAML", "costs a directory",
+                                  "costs truncated", "costs not a table", "no params.yaml here"])
+def test_estimate_bad_input_is_exit_2(case, tmp_path, capsys, monkeypatch):
+    bad = tmp_path / "bad"
+    args = ["estimate", "fadamgt_fig3", "--table-only"]
+    words = {"params missing": [str(bad), "does not exist"], "params a directory": [str(bad), "is a directory"],
+             "params not YAML": [str(bad), "not valid YAML"], "costs a directory": [str(bad), "is a directory"],
+             "costs truncated": [str(bad), "not valid JSON"], "costs not a table": [str(bad), "not a cost table"],
+             "no params.yaml here": ["params.yaml does not exist", str(tmp_path)]}[case]
+    if case == "params a directory" or case == "costs a directory":
+        bad.mkdir()
+    elif case == "params not YAML":
+        bad.write_text("fadamgt_fig3: [1, 2\n")
+    elif case == "costs truncated":
+        bad.write_text('{"entries": [{"cost_id": "a"')
+    elif case == "costs not a table":
+        bad.write_text('{"entries": [1, 2]}')
+    if case.startswith("params"):
+        args += ["--params", str(bad)]
+    elif case.startswith("costs"):
+        args += ["--costs", str(bad)]
+    else:
+        monkeypatch.chdir(tmp_path)
+    code, err = call(args, capsys)
+    assert_refused(code, err, 2, *words)
+
+
+# ---------------------------------------------------------------------------------------------- gpt2_lora offline
+def test_gpt2_lora_offline_is_one_line_without_retries(tmp_path, capfd, monkeypatch):
+    """Weights not in the local HF cache and the hub unreachable: one line at once (was ~30 s of retries and 11
+    warning lines)."""
+    pytest.importorskip("peft")
+    import socket
+
+    from fedlib.models import gpt2_lora
+
+    def unreachable(*a, **k):
+        raise OSError(errno.ENETUNREACH, "Network is unreachable")
+    monkeypatch.setattr(socket, "create_connection", unreachable)
+    for key in ("HF_HUB_OFFLINE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(key, raising=False)
+    assert gpt2_lora.hub_unreachable() == "huggingface.co:443: Network is unreachable"
+    data = tmp_path / "data"
+    (data / "sst2").mkdir(parents=True)
+    x = np.full((40, 16), 50256, np.int32)
+    x[:, :5] = np.arange(5) + 100
+    np.savez(data / "sst2" / "sst2.gpt2.npz", x_train=x, y_train=np.arange(40) % 2, x_test=x[:10],
+             y_test=np.arange(10) % 2, vocab_size=50257, pad_id=50256)
+    out = tmp_path / "o"
+    capfd.readouterr()
+    start = time.perf_counter()
+    code = main(["run", "--out", str(out), *argv(dataset="sst2", model="gpt2_lora", data_dir=data, n_clients=4,
+                                                 clients_per_round=2, batch_size=4)])
+    elapsed = time.perf_counter() - start
+    err = capfd.readouterr().err.strip()
+    assert_refused(code, err, 3, "gpt2_lora", "not in the Hugging Face cache", "unreachable")
+    assert elapsed < 10, elapsed                        # no retries with back-off (1+2+4+8+8 s)
+    assert not out.exists() and not (data / "hf").exists()
+
+
+def test_refusals_before_any_compute_for_settings_that_would_be_ignored():
+    from fedlib.config import ConfigError, RunConfig
+    from fedlib.engine import Simulation
+
+    with pytest.raises(ConfigError, match="tracking_init=warm .*allowed: zeros"):
+        RunConfig.from_dict({"algorithm": "fadamgt", "tracking_init": "warm"}).validate()
+    with pytest.raises(ConfigError, match="target_acc needs a classification dataset.*lstsq"):
+        Simulation({"algorithm": "fedavg", "dataset": "lstsq", "target_acc": 0.5, "stop_at_target": True,
+                    "rounds": 1})

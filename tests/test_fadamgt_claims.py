@@ -255,19 +255,23 @@ def test_no_gain_is_refuted_by_a_significant_gain_and_blocked_by_a_censored_refe
 
 
 # ---------------------------------------------------------------------------------------------- borrowed runs
-def test_borrow_copies_only_the_records_of_our_configurations(tmp_path):
+def test_borrow_copies_only_well_formed_records_of_our_configurations(tmp_path):
+    from fedlib.engine import run
     from fedlib.experiments import fingerprint, record_path
     from fedlib.reporting.notebook import borrow_runs
 
-    configs = [{"algorithm": "fadamgt", "dataset": "digits", "rounds": 2, "seed": 0},
-               {"algorithm": "fadamgt", "dataset": "digits", "rounds": 3, "seed": 0}]
+    tiny = {"algorithm": "fadamgt", "dataset": "lstsq", "partition": "natural", "n_clients": 10,
+            "clients_per_round": 2, "local_steps": 1, "lr": 0.01, "seed": 0, "device": "cpu"}
+    configs = [{**tiny, "rounds": 2}, {**tiny, "rounds": 3}, {**tiny, "rounds": 4}]
     other = tmp_path / "table1"
     other.mkdir()
-    mine = fingerprint(configs[0])
-    record_path(other, mine).write_text(json.dumps({"fingerprint": mine}))
-    record_path(other, "0" * 16).write_text(json.dumps({"fingerprint": "0" * 16}))     # not one of ours
+    fps = [fingerprint(c) for c in configs]
+    record_path(other, fps[0]).write_text(json.dumps(run(configs[0])))                 # a real record
+    record_path(other, fps[1]).write_text(json.dumps({"fingerprint": fps[1]}))         # not a whole record
+    record_path(other, "0" * 16).write_text(json.dumps(run(configs[2])))               # not under its own name
     assert borrow_runs(configs, tmp_path / "fig3", "table1") == 1
-    assert sorted(p.name for p in (tmp_path / "fig3").iterdir()) == [record_path(other, mine).name]
+    assert sorted(p.name for p in (tmp_path / "fig3").iterdir()) == [record_path(other, fps[0]).name]
+    assert json.loads(record_path(tmp_path / "fig3", fps[0]).read_text())["fingerprint"] == fps[0]
     assert borrow_runs(configs, tmp_path / "fig3", "table1") == 0                    # already there
     assert borrow_runs(configs, tmp_path / "fig4", "nothing") == 0                   # no such cache
 

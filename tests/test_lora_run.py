@@ -131,11 +131,13 @@ def test_pretrained_weights_offline_is_one_line_exit_3(monkeypatch, tmp_path, ca
 
     from fedlib.cli import main
     from fedlib.data import DatasetUnavailable
+    from fedlib.models import gpt2_lora
 
     def offline(*args, **kwargs):
         raise OSError("hub unreachable\nlong traceback")
 
     monkeypatch.setattr(GPT2Config, "from_pretrained", offline)
+    monkeypatch.setattr(gpt2_lora, "hub_unreachable", lambda: None)    # the hub answers; the download fails
     shared = {k: v for k, v in TINY.items() if k not in ("n_embd", "n_head")}
     cfg = {**shared, "model": "gpt2_lora", "algorithm": "localadam", "checkpoint": "pydoc-bpe-1024"}
     with pytest.raises(DatasetUnavailable, match=r"^model 'gpt2_lora' is not available: .*pydoc-bpe-1024.*"

@@ -319,12 +319,15 @@ def test_cost_aggregation_and_cap_cells():
 
 
 def test_compare_costs_rules():
-    assert C.compare_costs([10, 12], [30, 32], 100).outcome == "better"
-    assert C.compare_costs([30, 32], [10, 12], 100).outcome == "worse"
-    assert C.compare_costs([10, 30], [12, 28], 100).outcome == "tie"
-    assert C.compare_costs([10, 12], [None, None], 100).outcome == "better"          # censored at the cap
-    assert C.compare_costs([None, None], [None, None], 100).outcome == "unknown"
-    assert C.compare_costs([90, 95], [None, 20], 100).outcome == "unknown"
+    seeds = lambda *v: dict(enumerate(v))                                               # noqa: E731
+    assert C.compare_costs(seeds(10, 12, 11), seeds(30, 32, 31), 100).outcome == "better"
+    assert C.compare_costs(seeds(30, 32, 31), seeds(10, 12, 11), 100).outcome == "worse"
+    assert C.compare_costs(seeds(10, 30, 20), seeds(12, 28, 21), 100).outcome == "tie"
+    assert C.compare_costs(seeds(10, 12, 11), seeds(None, None, None), 100).outcome == "better"   # censored at the cap
+    assert C.compare_costs(seeds(None, None), seeds(None, None), 100).outcome == "unknown"
+    assert C.compare_costs(seeds(90, 95, 92), seeds(None, 20, 25), 100).outcome == "tie"     # not significant
+    # A's missed runs (at least its cap of 40) would make A look cheaper than B's 44-46: never declared
+    assert C.compare_costs(seeds(None, None, None), seeds(45, 44, 46), 40, 50).outcome == "unknown"
     status, ev = C.all_better([C.Comparison("better", "a"), C.Comparison("tie", "b")])
     assert status == C.INCONCLUSIVE and ev == ["better: a", "tie: b"]
     assert C.all_better([C.Comparison("better", "a"), C.Comparison("worse", "b")])[0] == C.REFUTED
@@ -354,18 +357,21 @@ def test_not_testable_is_a_verdict_of_its_own():
     assert nt.evidence == ["not testable at this scale: the target was chosen so most methods reach it",
                            "(for information) A on digits (mlp): 3/3 reached"]
     assert C.claims_summary([claim, nt]) == {"n_claims": 2, "confirmed": 0, "refuted": 1, "inconclusive": 0,
-                                             "not_testable": 1}
-    assert "| X | A misses the target (Table 9) | ➖ not testable at this scale |" in C.claims_markdown([nt])
+                                             "not_testable": 1, "checks": 0, "checks_confirmed": 0}
+    assert "| X | A misses the target (Table 9) | sentence | ➖ not testable at this scale |" in C.claims_markdown([nt])
     assert R.status_of({"claims_summary": C.claims_summary([claim, nt])}) == \
         "0 confirmed / 1 refuted / 0 inconclusive / 1 not testable at this scale"
 
 
-def test_regenerated_reports_are_compared_with_a_last_digit_tolerance(tmp_path):
+def test_regenerated_reports_are_compared_exactly_or_with_a_last_digit_tolerance(tmp_path):
     from fedlib.reporting.compare import compare_text, compare_trees, main
 
-    assert compare_text("FAdamGT 12.5 ± 2.1 (3/3 reached)", "FAdamGT 12.6 ± 2.0 (3/3 reached)") is None
-    assert compare_text("acc 0.834722", "acc 0.834723") is None
-    assert compare_text("12.5", "12.8") == "number 12.5 vs 12.8 (more than 1 unit(s) of the last digit)"
+    assert compare_text("FAdamGT 12.5 ± 2.1", "FAdamGT 12.5 ± 2.1") is None
+    assert compare_text("acc 0.834722", "acc 0.834723") == "number 0.834722 vs 0.834723 (more than 0 unit(s) of " \
+        "the last digit)"                                                   # default: exact (portable CPU path)
+    assert compare_text("FAdamGT 12.5 ± 2.1 (3/3 reached)", "FAdamGT 12.6 ± 2.0 (3/3 reached)", ulps=1) is None
+    assert compare_text("acc 0.834722", "acc 0.834723", ulps=1) is None
+    assert compare_text("12.5", "12.8", ulps=1) == "number 12.5 vs 12.8 (more than 1 unit(s) of the last digit)"
     assert compare_text("3/3 reached", "2/3 reached") == "integer 3 vs 2"
     assert compare_text("✅ confirmed", "❌ refuted").startswith("text differs")
     committed, again = tmp_path / "a", tmp_path / "b"
@@ -375,12 +381,13 @@ def test_regenerated_reports_are_compared_with_a_last_digit_tolerance(tmp_path):
     last_digit_off = lambda m: m.group(1) + (str(int(m.group(2)) + 1) if m.group(2) != "9" else "8")
     md.write_text(re.sub(r"(\d+\.\d*)(\d)\b", last_digit_off, md.read_text(), count=5))
     assert md.read_text() != (committed / "fadamgt" / "fig3.md").read_text()
-    assert compare_trees(committed, again) == [] and main([str(committed), str(again)]) == 0
+    assert compare_trees(committed, again, ulps=1) == [] and main([str(committed), str(again), "--ulps", "1"]) == 0
+    assert compare_trees(committed, again) and main([str(committed), str(again)]) == 1
     meta = json.loads((again / "fadamgt" / "fig3.json").read_text())
     meta["claims"][0]["status"] = "refuted" if meta["claims"][0]["status"] != "refuted" else "confirmed"
     (again / "fadamgt" / "fig3.json").write_text(json.dumps(meta))
     (again / "fadamgt" / "fig3.png").unlink()
-    diffs = compare_trees(committed, again)
+    diffs = compare_trees(committed, again, ulps=1)
     assert diffs[0] == f"fadamgt/fig3.png: only in {committed}"
     assert diffs[1].startswith("fadamgt/fig3.json: claim verdicts differ") and len(diffs) == 2
 

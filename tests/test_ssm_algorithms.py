@@ -234,6 +234,28 @@ def test_onebit_adam_warmup_is_fedadam_then_v_is_frozen():
     assert rec["uplink_bits"] == 3 * 96 * d + 3 * 2 * (d + 32)
 
 
+def test_onebit_adam_warmup_rounds_sets_t_w_and_leaves_warmup_frac_numerics_unchanged():
+    """`warmup_rounds` is T_w itself, whatever `rounds` is; unset (null), T_w stays ⌊warmup_frac · rounds⌋ and the
+    run is the same as before the field existed (same code path: bitwise, with the explicit equal T_w)."""
+    from fedlib.algorithms.onebit_adam import warmup_rounds
+
+    def t_w(**kw):
+        return warmup_rounds(RunConfig.from_dict({**BASE, "algorithm": "onebit_adam", **kw}).validate())
+
+    assert t_w(rounds=40, warmup_frac=0.2) == 8 and t_w(rounds=6, warmup_frac=0.5) == 3
+    assert t_w(rounds=40, warmup_frac=0.2, warmup_rounds=1) == 1 and t_w(rounds=3, warmup_rounds=0) == 0
+    by_frac = run({**BASE, "rounds": 6, "algorithm": "onebit_adam", "warmup_frac": 0.5})
+    by_rounds = run({**BASE, "rounds": 6, "algorithm": "onebit_adam", "warmup_frac": 0.2, "warmup_rounds": 3})
+    assert metrics(by_frac["rounds"]) == metrics(by_rounds["rounds"])
+    d = by_rounds["model"]["num_params"]
+    assert [r["uplink_bits"] for r in by_rounds["rounds"]] == [
+        min(t, 3) * 96 * d + max(t - 3, 0) * 2 * (d + 32) for t in range(1, 7)]
+    one = run({**BASE, "rounds": 6, "algorithm": "onebit_adam", "warmup_rounds": 1})
+    assert [r["uplink_bits"] for r in one["rounds"]][:2] == [96 * d, 96 * d + 2 * (d + 32)]
+    with pytest.raises(ConfigError, match="warmup_rounds=-1 must be an integer >= 0"):
+        RunConfig.from_dict({**BASE, "algorithm": "onebit_adam", "warmup_rounds": -1}).validate()
+
+
 @pytest.mark.parametrize("name, extra, mem", [
     ("onebit_adam", {"warmup_frac": 0.2, "onebit_variant": "1B-L"}, ("ew", "x")),
     ("onebit_adam", {"warmup_frac": 0.2, "onebit_variant": "1B-L"}, ("em", "m")),

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 from torch import Tensor
@@ -106,22 +107,20 @@ def fairness_mask(dW, dM, dV, local, k, hp_) -> Masks:
 
 
 # ---- the round ---------------------------------------------------------------------------------------------------
-def make_client_end(select: Callable[..., Masks]):
-    """client_end of a sparse variant: FedAdam's three updates, masked by `select`."""
-    def client_end(local, server, clients, ctx):
-        dW, dM, dV = base.updates(local, server)
-        k = keep_count(ctx.hp.keep_ratio, dW.shape[-1])
-        mw, mm, mv = select(dW, dM, dV, local, k, ctx.hp)
-        return {"dx": sparsify(dW, mw), "dm": sparsify(dM, mm), "dv": sparsify(dV, mv)}, {}
-    return client_end
+def client_end(select: Callable[..., Masks], local, server, clients, ctx):
+    """client_end of a sparse variant (bound to its mask rule `select` with functools.partial): FedAdam's three
+    updates, masked by `select`. (A module-level function, not a closure built at import, so mutation testing can
+    reach it.)"""
+    dW, dM, dV = base.updates(local, server)
+    k = keep_count(ctx.hp.keep_ratio, dW.shape[-1])
+    mw, mm, mv = select(dW, dM, dV, local, k, ctx.hp)
+    return {"dx": sparsify(dW, mw), "dm": sparsify(dM, mm), "dv": sparsify(dV, mv)}, {}
 
 
-def make_round_bits(masks: int):
-    def round_bits(cfg, d: int, t: int) -> dict:
-        hp_ = cfg.hp
-        k = keep_count(hp_.keep_ratio, d)
-        return {"up": sparse_bits(d, k, values=3, masks=masks, mode=hp_.log2_mode), "down": dense_bits(d, 3)}
-    return round_bits
+def round_bits(masks: int, cfg, d: int, t: int) -> dict:
+    hp_ = cfg.hp
+    k = keep_count(hp_.keep_ratio, d)
+    return {"up": sparse_bits(d, k, values=3, masks=masks, mode=hp_.log2_mode), "down": dense_bits(d, 3)}
 
 
 def comm_vectors(cfg) -> float:
@@ -129,21 +128,18 @@ def comm_vectors(cfg) -> float:
     return 3.0 + 3.0 * cfg.hp.keep_ratio
 
 
-def _spec(name: str, description: str, select, masks: int, hparams) -> AlgorithmSpec:
-    return AlgorithmSpec(name, description, base.init, base.client_begin, base.client_step, make_client_end(select),
-                         base.server_update, comm_vectors, lr_default=base.LR_DEFAULT, hparams=hparams,
-                         round_bits=make_round_bits(masks))
-
-
-SPECS = (
-    _spec("fedadam_ssm", "FedAdam-SSM (Alg. 2): local Adam, one shared top-k mask of |ΔW| sparsifies ΔW, ΔM, ΔV",
-          ssm_mask, 1, SparseHParams),
-    _spec("fedadam_top", "FedAdam-Top: local Adam, ΔW, ΔM, ΔV each sparsified by its own top-k mask (3 masks)",
-          top_masks, 3, SparseHParams),
-    _spec("fedadam_ssm_m", "FedAdam-SSM_M: the shared mask is the top-k of |ΔM| (ssm_source=moment: |m|)",
-          ssm_m_mask, 1, MomentMaskHParams),
-    _spec("fedadam_ssm_v", "FedAdam-SSM_V: the shared mask is the top-k of |ΔV| (ssm_source=moment: v)",
-          ssm_v_mask, 1, MomentMaskHParams),
-    _spec("fairness_top", "Fairness-Top: one shared mask from the union of ΔW, ΔM, ΔV (fairness_reading F1/F2/F3)",
-          fairness_mask, 1, FairnessHParams),
-)
+SPECS = tuple(         # module-level code, not a factory function: mutmut mutates only code that runs after import
+    AlgorithmSpec(name, description, base.init, base.client_begin, base.client_step, partial(client_end, select),
+                  base.server_update, comm_vectors, lr_default=base.LR_DEFAULT, hparams=hparams,
+                  round_bits=partial(round_bits, masks))
+    for name, description, select, masks, hparams in (
+        ("fedadam_ssm", "FedAdam-SSM (Alg. 2): local Adam, one shared top-k mask of |ΔW| sparsifies ΔW, ΔM, ΔV",
+         ssm_mask, 1, SparseHParams),
+        ("fedadam_top", "FedAdam-Top: local Adam, ΔW, ΔM, ΔV each sparsified by its own top-k mask (3 masks)",
+         top_masks, 3, SparseHParams),
+        ("fedadam_ssm_m", "FedAdam-SSM_M: the shared mask is the top-k of |ΔM| (ssm_source=moment: |m|)",
+         ssm_m_mask, 1, MomentMaskHParams),
+        ("fedadam_ssm_v", "FedAdam-SSM_V: the shared mask is the top-k of |ΔV| (ssm_source=moment: v)",
+         ssm_v_mask, 1, MomentMaskHParams),
+        ("fairness_top", "Fairness-Top: one shared mask from the union of ΔW, ΔM, ΔV (fairness_reading F1/F2/F3)",
+         fairness_mask, 1, FairnessHParams)))

@@ -2,7 +2,8 @@
 
 Two stages (docs/papers/fedadam_ssm.md, A8):
 
-    warm-up, rounds t <= T_w = floor(warmup_frac · rounds):  exactly `fedadam_local` (dense W, M, V: 3dq bits up)
+    warm-up, rounds t <= T_w:  exactly `fedadam_local` (dense W, M, V: 3dq bits up); T_w = warmup_rounds when it is
+        set, else floor(warmup_frac · rounds) (a caller whose runs end on an uplink budget sizes T_w from the budget)
     compression, t > T_w:  V_f = V^{T_w} is frozen (no v update anywhere); every message is error-compensated
         scaled sign C(u) = (‖u‖₂/√d)·sign(u), sign(0) = +1, with a worker memory e_n per device and vector ([n, d])
         and a server memory ē per vector ([d]):  send C(x + e), keep e <- x + e − C(x + e).
@@ -34,15 +35,25 @@ from fedlib.compress import dense_bits, error_feedback, scaled_sign, sign_bits
 VARIANTS = ("1B-L", "1B-1", "1B-Lm")
 
 
+def _count_or_none(name, v):
+    if v is not None and not (isinstance(v, int) and v >= 0):
+        from fedlib.config import ConfigError
+        raise ConfigError(f"{name}={v} must be an integer >= 0 (or null: floor(warmup_frac · rounds))")
+
+
 @dataclass(frozen=True)
 class OneBitHParams:
     warmup_frac: float = hp(0.2, in_range(0.0, 1.0), "fraction of the rounds run as dense FedAdam warm-up (T_w)")
+    warmup_rounds: int | None = hp(None, _count_or_none,
+                                   "T_w itself (dense warm-up rounds, >= 0); null: floor(warmup_frac · rounds)")
     onebit_variant: str = hp("1B-L", one_of(*VARIANTS),
                              "compression stage: 1B-L (W and M updates), 1B-1 (one step, M only), 1B-Lm (M only)")
 
 
 def warmup_rounds(cfg) -> int:
-    """T_w = floor(warmup_frac · rounds): rounds 1..T_w are the warm-up."""
+    """T_w: `warmup_rounds` when set, else floor(warmup_frac · rounds); rounds 1..T_w are the warm-up."""
+    if cfg.hp.warmup_rounds is not None:
+        return cfg.hp.warmup_rounds
     return math.floor(cfg.hp.warmup_frac * cfg.rounds + 1e-9)
 
 

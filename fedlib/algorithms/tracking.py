@@ -18,6 +18,8 @@ Communication per participating client per round: x↓, y↓, Δx↑ from all of
 """
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 
 from fedlib.algorithms import adam
@@ -47,80 +49,85 @@ def sample_tracking_subset(ctx, device) -> torch.Tensor:
     return mask.to(device)
 
 
-def _make(kind: str) -> AlgorithmSpec:
-    assert kind in ("et", "gt")
+# ---- the two methods: functions of `kind` ("et" or "gt"), bound with functools.partial below ------------------
+# (plain module-level functions rather than closures built at import time, so every line runs when the algorithm
+# runs: mutation testing, scripts/mutants.sh, can only test code that executes after the module is imported)
 
-    def init(x0, n, cfg):
-        cfg = adam.config_of(cfg)
-        init_mode = getattr(cfg, "tracking_init", "zeros")
-        if init_mode not in TRACKING_INITS:
-            from fedlib.config import ConfigError
-            raise ConfigError(
-                f"tracking_init={init_mode!r} is not supported by fadam{kind}: a warm start needs every client's "
-                f"gradient at x^(1) before round 1, which the paper does not define (A3 in docs/papers/fadamgt.md) and "
-                f"the algorithm protocol cannot compute at init; allowed: {', '.join(TRACKING_INITS)}")
-        server = {"x": x0.clone(), "y": torch.zeros_like(x0)}
-        clients = {"y": torch.zeros(n, x0.numel(), dtype=x0.dtype, device=x0.device),
-                   **adam.init_client_moments(n, x0, cfg)}
-        return server, clients
+def init(kind, x0, n, cfg):
+    cfg = adam.config_of(cfg)
+    init_mode = getattr(cfg, "tracking_init", "zeros")
+    if init_mode not in TRACKING_INITS:
+        from fedlib.config import ConfigError
+        raise ConfigError(
+            f"tracking_init={init_mode!r} is not supported by fadam{kind}: a warm start needs every client's "
+            f"gradient at x^(1) before round 1, which the paper does not define (A3 in docs/papers/fadamgt.md) and "
+            f"the algorithm protocol cannot compute at init; allowed: {', '.join(TRACKING_INITS)}")
+    server = {"x": x0.clone(), "y": torch.zeros_like(x0)}
+    clients = {"y": torch.zeros(n, x0.numel(), dtype=x0.dtype, device=x0.device),
+               **adam.init_client_moments(n, x0, cfg)}
+    return server, clients
 
-    def client_begin(server, clients, ctx):
-        C = ctx.size
-        local = {"x": server["x"].unsqueeze(0).expand(C, -1).clone(),
-                 "corr": server["y"].unsqueeze(0) - clients["y"],        # y^(t) − y_i^(t), constant this round
-                 **adam.begin_moments(clients["v"], clients, ctx.cfg)}
-        if kind == "gt":
-            local["gsum"] = torch.zeros_like(local["x"])                 # Σ_k raw g_i^(t,k)
-        return local
 
-    def client_step(local, grad_fn, server, ctx, k):
-        cfg = ctx.cfg
-        x = local["x"]
-        _, grad = grad_fn(x)
-        g = adam.coupled_grad(grad, x, cfg)
-        out = dict(local)
-        if kind == "gt":
-            g_hat = g + local["corr"]
-            out["gsum"] = local["gsum"] + g
-        else:
-            g_hat = g
-        m, v, vhat, delta = adam.adam_update(local["m"], local["v"], local["vhat"], g_hat, cfg)
-        step_dir = delta + local["corr"] if kind == "et" else delta
-        out.update(x=adam.apply_step(x, step_dir, ctx.lr, cfg), m=m, v=v, vhat=vhat)
-        return out
+def client_begin(kind, server, clients, ctx):
+    C = ctx.size
+    local = {"x": server["x"].unsqueeze(0).expand(C, -1).clone(),
+             "corr": server["y"].unsqueeze(0) - clients["y"],        # y^(t) − y_i^(t), constant this round
+             **adam.begin_moments(clients["v"], clients, ctx.cfg)}
+    if kind == "gt":
+        local["gsum"] = torch.zeros_like(local["x"])                 # Σ_k raw g_i^(t,k)
+    return local
 
-    def client_end(local, server, clients, ctx):
-        x = local["x"]
-        tracked = sample_tracking_subset(ctx, x.device) & (ctx.steps > 0)
-        steps = ctx.steps.clamp(min=1).to(x.dtype).unsqueeze(1)
-        if kind == "et":
-            y_round = clients["y"] - server["y"].unsqueeze(0) + (server["x"] - x) / (steps * ctx.lr)
-        else:
-            y_round = local["gsum"] / steps
-        y_new = torch.where(tracked.unsqueeze(1), y_round, clients["y"])
-        upload = {"dx": x - server["x"], "dy": y_new - clients["y"], "tracked": tracked}
-        return upload, {"y": y_new, **adam.end_moments(local, ctx.cfg)}
 
-    def server_update(server, upload, ctx):
-        new = dict(server)
-        new["x"] = server_model_step(server, weighted_mean(upload["dx"], ctx.weights), ctx.cfg.server_lr)
-        new["y"] = server["y"] + tracking_factor(ctx) * upload["dy"].sum(0)
-        return new
+def client_step(kind, local, grad_fn, server, ctx, k):
+    cfg = ctx.cfg
+    x = local["x"]
+    _, grad = grad_fn(x)
+    g = adam.coupled_grad(grad, x, cfg)
+    out = dict(local)
+    if kind == "gt":
+        g_hat = g + local["corr"]
+        out["gsum"] = local["gsum"] + g
+    else:
+        g_hat = g
+    m, v, vhat, delta = adam.adam_update(local["m"], local["v"], local["vhat"], g_hat, cfg)
+    step_dir = delta + local["corr"] if kind == "et" else delta
+    out.update(x=adam.apply_step(x, step_dir, ctx.lr, cfg), m=m, v=v, vhat=vhat)
+    return out
 
-    def comm_vectors(cfg) -> float:
-        from fedlib.comm import tracking_vectors
-        return tracking_vectors(cfg.Y, cfg.clients_per_round)
 
-    where = "raw gradient, before both moments" if kind == "gt" else "Adam direction, after the moments"
-    return AlgorithmSpec(
+def client_end(kind, local, server, clients, ctx):
+    x = local["x"]
+    tracked = sample_tracking_subset(ctx, x.device) & (ctx.steps > 0)
+    steps = ctx.steps.clamp(min=1).to(x.dtype).unsqueeze(1)
+    if kind == "et":
+        y_round = clients["y"] - server["y"].unsqueeze(0) + (server["x"] - x) / (steps * ctx.lr)
+    else:
+        y_round = local["gsum"] / steps
+    y_new = torch.where(tracked.unsqueeze(1), y_round, clients["y"])
+    upload = {"dx": x - server["x"], "dy": y_new - clients["y"], "tracked": tracked}
+    return upload, {"y": y_new, **adam.end_moments(local, ctx.cfg)}
+
+
+def server_update(server, upload, ctx):
+    new = dict(server)
+    new["x"] = server_model_step(server, weighted_mean(upload["dx"], ctx.weights), ctx.cfg.server_lr)
+    new["y"] = server["y"] + tracking_factor(ctx) * upload["dy"].sum(0)
+    return new
+
+
+def comm_vectors(cfg) -> float:
+    from fedlib.comm import tracking_vectors
+    return tracking_vectors(cfg.Y, cfg.clients_per_round)
+
+
+FADAMET, FADAMGT = (   # module-level code, not a factory function: see the note above
+    AlgorithmSpec(
         name=f"fadam{kind}",
-        description=f"FAdam{kind.upper()}: local Adam with {'gradient' if kind == 'gt' else 'estimate'} tracking "
-                    f"(correction y − y_i on the {where}; 3 + Y/S vectors/round)",
-        init=init, client_begin=client_begin, client_step=client_step, client_end=client_end,
-        server_update=server_update, comm_vectors=comm_vectors, lr_default=adam.LR_DEFAULT,
-    )
-
-
-FADAMET = _make("et")
-FADAMGT = _make("gt")
+        description=f"FAdam{kind.upper()}: local Adam with {noun} tracking (correction y − y_i on the {where}; "
+                    f"3 + Y/S vectors/round)",
+        init=partial(init, kind), client_begin=partial(client_begin, kind), client_step=partial(client_step, kind),
+        client_end=partial(client_end, kind), server_update=server_update, comm_vectors=comm_vectors,
+        lr_default=adam.LR_DEFAULT)
+    for kind, noun, where in (("et", "estimate", "Adam direction, after the moments"),
+                              ("gt", "gradient", "raw gradient, before both moments")))
 SPECS = (FADAMET, FADAMGT)

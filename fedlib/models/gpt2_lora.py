@@ -157,29 +157,83 @@ def build_gpt2_lora(input_shape: tuple[int, ...], num_classes: int, *, vocab_siz
     from transformers import GPT2ForSequenceClassification
 
     cfg = gpt2_config(vocab_size, num_classes, pad_id)
+
+    def load(local: bool):
+        return GPT2ForSequenceClassification.from_pretrained(
+            checkpoint, config=_pretrained_config(checkpoint, cfg, cache_dir, local),
+            cache_dir=str(cache_dir) if cache_dir else None, local_files_only=local)
+
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _quiet_hub():
             warnings.simplefilter("ignore")
-            base = GPT2ForSequenceClassification.from_pretrained(
-                checkpoint, config=_pretrained_config(checkpoint, cfg, cache_dir),
-                cache_dir=str(cache_dir) if cache_dir else None)
+            try:
+                base = load(local=True)             # the local Hugging Face cache first: no network at all
+            except Exception:  # noqa: BLE001 -- not cached (or a broken cache entry): try the hub, if it answers
+                unreachable = hub_unreachable()
+                if unreachable:
+                    raise ConnectionError(f"the hub is unreachable: {unreachable}") from None
+                base = load(local=False)
     except Exception as exc:  # noqa: BLE001 -- any download failure becomes one clear line
         why = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:200]
+        cache = f"the Hugging Face cache {cache_dir}" if cache_dir else "the local Hugging Face cache"
         raise DatasetUnavailable(
-            f"model 'gpt2_lora' is not available: the pretrained weights of '{checkpoint}' are not in {cache_dir} "
-            f"and the Hugging Face download failed ({why}). Run once with network access and "
-            "`pip install transformers peft`.") from None
+            f"model 'gpt2_lora' is not available: the pretrained weights of '{checkpoint}' are not in {cache} and "
+            f"could not be downloaded ({why}). Run once with network access and `pip install transformers peft`."
+        ) from None
     if max_length > base.config.n_positions:
         raise ConfigError(f"max_length={max_length} is out of range; allowed: 1 .. {base.config.n_positions} "
                           f"(the positions of {checkpoint})")
     return LoRAClassifier(wrap_lora(base, lora_rank, lora_alpha, lora_targets), pad_id, max_length)
 
 
-def _pretrained_config(checkpoint: str, overrides, cache_dir: Path | None):
+def hub_unreachable(timeout: float = 3.0) -> str | None:
+    """Why the Hugging Face hub cannot be reached (None when a TCP connection to it opens, or a proxy is set): an
+    unreachable hub is refused at once instead of after huggingface_hub's ~30 s of retries."""
+    import os
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return "HF_HUB_OFFLINE is set"
+    if any(os.environ.get(k) for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None                                  # the proxy decides; let the download try
+    from huggingface_hub import constants
+
+    url = urlparse(constants.ENDPOINT)
+    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        return f"{host}:{port}: {exc.strerror or exc}"
+    return None
+
+
+class _quiet_hub:
+    """Silence huggingface_hub's and transformers' retry warnings (the refusal, if any, is one line)."""
+
+    NAMES = ("huggingface_hub", "transformers")
+
+    def __enter__(self):
+        import logging
+
+        self.levels = {n: logging.getLogger(n).level for n in self.NAMES}
+        for n in self.NAMES:
+            logging.getLogger(n).setLevel(logging.ERROR)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import logging
+
+        for n, level in self.levels.items():
+            logging.getLogger(n).setLevel(level)
+
+
+def _pretrained_config(checkpoint: str, overrides, cache_dir: Path | None, local: bool = False):
     """The checkpoint's config with our head size, pad id, dropout off and eager attention."""
     from transformers import GPT2Config
 
-    cfg = GPT2Config.from_pretrained(checkpoint, cache_dir=str(cache_dir) if cache_dir else None)
+    cfg = GPT2Config.from_pretrained(checkpoint, cache_dir=str(cache_dir) if cache_dir else None,
+                                     local_files_only=local)
     for key in ("num_labels", "pad_token_id", "resid_pdrop", "embd_pdrop", "attn_pdrop", "summary_first_dropout"):
         setattr(cfg, key, getattr(overrides, key))
     cfg.id2label = overrides.id2label

@@ -11,5 +11,6 @@ Modules:
   claims     confirmed / refuted / inconclusive verdicts with evidence and fixed decision rules
   report     artefact header (scale + stand-ins), metadata JSON, the reports/README.md index
   notebook   the shared notebook steps (start, runs, artefact, claims) and the notebook template
+  staged     an artefact's files all together or not at all: staging folder, checks, renames in a row
   index      `python -m fedlib.reporting.index reports` writes reports/README.md
 """

@@ -92,8 +92,15 @@ class Comparison:
         sides = {k: (None if v is None else {"method": v.method, "setting": v.setting, "metric": v.metric,
                                              "cap": v.cap})
                  for k, v in (("a", self.a), ("b", self.b))}
+        d = self.diff
+
+        def num(x):
+            return None if x is None or not math.isfinite(x) else x
+
         return {"outcome": self.outcome, "text": self.text, **sides, "higher_is_better": self.higher_is_better,
-                "exact": self.exact, "p_adjusted": None if math.isnan(self.p_adjusted) else self.p_adjusted}
+                "exact": self.exact, "n": d.n if d else None, "effect": num(d.mean) if d else None,
+                "lo": num(d.lo) if d else None, "hi": num(d.hi) if d else None,
+                "p_adjusted": None if math.isnan(self.p_adjusted) else self.p_adjusted}
 
 
 # ---------------------------------------------------------------------------------------------- comparisons
@@ -124,7 +131,14 @@ def exact(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str
 def compare_values(a: Mapping[int, float], b: Mapping[int, float], names: tuple[str, str] = ("A", "B"),
                    fmt: str = "{:.3f}", *, higher_is_better: bool = True, setting: str = "",
                    metric: str = "value", label: str = "") -> Comparison:
-    """Per-seed values (`{seed: value}`), paired by seed; higher is better unless `higher_is_better=False`."""
+    """Per-seed values (`{seed: value}`), paired by seed; higher is better unless `higher_is_better=False`.
+
+    Plain lists are the pre-0.2 interface: they are compared by `legacy.compare_values` (unpaired, one standard
+    error) for the artefacts not yet moved to paired evidence, and the report says so."""
+    if _is_list(a) or _is_list(b):
+        from fedlib.reporting import legacy
+
+        return legacy.compare_values(list(a), list(b), names, fmt)
     return paired(Side(names[0], setting, metric, stats.per_seed(a)), Side(names[1], setting, metric,
                                                                          stats.per_seed(b)),
                   higher_is_better=higher_is_better, label=label, fmt=fmt)
@@ -133,11 +147,20 @@ def compare_values(a: Mapping[int, float], b: Mapping[int, float], names: tuple[
 def compare_costs(a: Mapping[int, float | None], b: Mapping[int, float | None], cap_a: float,
                   cap_b: float | None = None, names: tuple[str, str] = ("A", "B"), *, setting: str = "",
                   metric: str = "cost", label: str = "", fmt: str = "{:.1f}") -> Comparison:
-    """Per-seed costs (`{seed: cost}`, None = target missed within the cap), lower is better, paired by seed."""
+    """Per-seed costs (`{seed: cost}`, None = target missed within the cap), lower is better, paired by seed.
+    Plain lists: the pre-0.2 unpaired rule (`legacy.compare_costs`), as in `compare_values`."""
     cap_b = cap_a if cap_b is None else cap_b
+    if _is_list(a) or _is_list(b):
+        from fedlib.reporting import legacy
+
+        return legacy.compare_costs(list(a), list(b), cap_a, cap_b, names)
     return paired(Side(names[0], setting, metric, stats.per_seed(a), cap_a),
                   Side(names[1], setting, metric, stats.per_seed(b), cap_b),
                   higher_is_better=False, label=label, fmt=fmt)
+
+
+def _is_list(x) -> bool:
+    return isinstance(x, (list, tuple)) or (hasattr(x, "__array__") and not hasattr(x, "to_dict"))
 
 
 def relabel(cmp: Comparison, label: str) -> Comparison:
@@ -210,6 +233,46 @@ def _verdict_all(comps: Sequence[Comparison]) -> str:
     return INCONCLUSIVE
 
 
+def _verdict_majority(comps: Sequence[Comparison]) -> str:
+    """'A beats most of the others': confirmed when more than half of the comparisons are better, refuted when at
+    least half are worse, else inconclusive (e.g. "better than the DIR-0.3 accuracy of most other baselines")."""
+    if not comps:
+        return INCONCLUSIVE
+    better = sum(c.outcome == "better" for c in comps)
+    worse = sum(c.outcome == "worse" for c in comps)
+    if better > len(comps) / 2:
+        return CONFIRMED
+    return REFUTED if worse >= len(comps) / 2 else INCONCLUSIVE
+
+
+def _verdict_unconfirmable(comps: Sequence[Comparison]) -> str:
+    """'all', except that a confirmation is only inconclusive: for a sentence whose own numbers contradict the
+    paper's table (the paper does not support it), agreement of the reproduced numbers cannot confirm it."""
+    verdict = _verdict_all(comps)
+    return INCONCLUSIVE if verdict == CONFIRMED else verdict
+
+
+def _verdict_match(comps: Sequence[Comparison]) -> str:
+    """'Every count is the one the paper prints' (e.g. Table I's ∞: 0 of 5 seeds reach the target): exact
+    comparisons of a reproduced count with the paper's; confirmed when every one ties, refuted when one differs."""
+    if not comps or any(c.outcome == "unknown" for c in comps):
+        return INCONCLUSIVE
+    return CONFIRMED if all(c.outcome == "tie" for c in comps) else REFUTED
+
+
+def _verdict_peak(comps: Sequence[Comparison]) -> str:
+    """'First rises, then falls' over a grid: the comparisons are the best interior value against each end.
+    Confirmed when it beats both ends; refuted when both ends beat it (a valley); otherwise inconclusive, in
+    particular when an end beats every interior value: a grid that stops before the turn cannot show it."""
+    if not comps:
+        return INCONCLUSIVE
+    if all(c.outcome == "better" for c in comps):
+        return CONFIRMED
+    if all(c.outcome == "worse" for c in comps):
+        return REFUTED
+    return INCONCLUSIVE
+
+
 #: the largest gain a claim of "no (visible) gain" tolerates: 10 % of the other method's mean
 NO_GAIN_MARGIN = 0.10
 
@@ -238,7 +301,9 @@ def _verdict_no_gain(comps: Sequence[Comparison]) -> str:
 
 
 #: how a claim's (adjusted) comparisons make its verdict; `recompute` looks the claim's `aggregate` up here
-AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {"all": _verdict_all, "no_gain": _verdict_no_gain}
+AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {
+    "all": _verdict_all, "majority": _verdict_majority, "unconfirmable": _verdict_unconfirmable,
+    "match": _verdict_match, "peak": _verdict_peak, "no_gain": _verdict_no_gain}
 
 
 def evidence_line(c: Comparison) -> str:

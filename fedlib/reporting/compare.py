@@ -1,10 +1,13 @@
-"""Compare regenerated reports with committed ones, allowing last-digit differences between host CPUs.
+"""Check that committed reports are what the code produces: compare a regenerated report tree with the committed one.
 
-    python -m fedlib.reporting.compare reports /path/to/regenerated/reports [--ulps 1]
+    python -m fedlib.reporting.compare reports /path/to/regenerated/reports            # exact (the default)
+    python -m fedlib.reporting.compare reports /tmp/regen --ulps 1                      # native CPU path runs
 
-Floating-point sums depend on the host CPU (its vector instructions, and the torch kernels chosen for it), so
-reports regenerated on another machine can differ in the last printed digit of a number; the claim verdicts do not.
-Two report trees agree when:
+It regenerates nothing itself. The pipeline runs on the portable CPU path (fedlib/cpu_path.py), whose numbers do not
+depend on the host's instruction set, so a regenerated report should equal the committed one exactly (`--ulps 0`).
+Reports made from runs on the native path (`FEDLIB_CPU_PATH=native`) can differ between hosts; `--ulps N` then
+allows N units of each number's last printed digit — the claim verdicts must still agree. Two report trees agree
+when:
 * the same files exist (PNG/SVG are compared by existence only: their pixels follow the numbers);
 * every claim verdict and verdict count in every `<artefact>.json` is equal;
 * all other text is equal token by token, except decimal numbers, which may differ by at most `ulps` units of their
@@ -36,7 +39,7 @@ def _unit(token: str) -> Decimal | None:
     return Decimal(1).scaleb(Decimal(token).as_tuple().exponent)
 
 
-def compare_text(a: str, b: str, ulps: int = 1) -> str | None:
+def compare_text(a: str, b: str, ulps: int = 0) -> str | None:
     """None when `a` and `b` agree (numbers within tolerance), else a short description of the first difference."""
     (words_a, nums_a), (words_b, nums_b) = _tokens(a), _tokens(b)
     if words_a != words_b or len(nums_a) != len(nums_b):
@@ -60,7 +63,7 @@ def _verdicts(meta) -> object:
     return ([(c.get("id"), c.get("status")) for c in meta.get("claims", [])], meta.get("claims_summary"))
 
 
-def compare_trees(committed: str | Path, regenerated: str | Path, ulps: int = 1) -> list[str]:
+def compare_trees(committed: str | Path, regenerated: str | Path, ulps: int = 0) -> list[str]:
     """One line per difference between two report trees (empty list: they agree)."""
     a, b = Path(committed), Path(regenerated)
     files_a = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
@@ -89,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fedlib.reporting.compare", description=__doc__.split("\n")[0])
     ap.add_argument("committed")
     ap.add_argument("regenerated")
-    ap.add_argument("--ulps", type=int, default=1, help="allowed units of the last printed digit (default 1)")
+    ap.add_argument("--ulps", type=int, default=0,
+                    help="allowed units of the last printed digit (default 0: the portable path is exact)")
     args = ap.parse_args(argv)
     diffs = compare_trees(args.committed, args.regenerated, args.ulps)
     for line in diffs:

@@ -4,12 +4,21 @@ from __future__ import annotations
 import sys
 
 from fedlib.reporting.report import write_index
+from fedlib.reporting.staged import ReportWriteFailed
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     root = argv[0] if argv else "reports"
-    path = write_index(root)
+    try:
+        path = write_index(root)           # staged: a failure leaves the previous README.md and scorecard.md
+    except ReportWriteFailed as exc:
+        print(f"fedlib.reporting.index: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:                 # an artefact's json that cannot be read
+        print(f"fedlib.reporting.index: {' '.join(str(exc.strerror or exc).split())}; the files in {root} are "
+              "unchanged", file=sys.stderr)
+        return 1
     print(f"wrote {path}")
     return 0
 

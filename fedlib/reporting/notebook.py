@@ -10,7 +10,11 @@ An artefact notebook is a tagged parameters cell (PARAMETERS below) and four one
     result = nb.artefact(records)    # build + write the files, show the table / figure inline
     nb.claims(result)                # the paper's claims checked on the reproduced numbers, inline
 
-Everything shown is also written: `<out_dir>/<artefact>.{md,csv,json,png,svg}`. Empty `out_dir` / `cache_dir`
+To explore further, `nb.frame(records)` gives the runs as a tidy pandas table, a row per run and round
+(`fedlib.runs.frame`; notebooks/explore.ipynb uses it).
+
+Everything shown is also written: `<out_dir>/<artefact>.{md,csv,json,png,svg}`, all together or not at all
+(`staged.write_artefact`). Empty `out_dir` / `cache_dir`
 parameters mean runs/<paper>/explore (so exploring never touches reports/; `dvc repro` passes reports/<paper>) and
 runs/<paper>/<artefact> (the run cache `dvc repro` fills, so cached runs are reused).
 
@@ -29,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.reporting import artefact as A
-from fedlib.reporting import profiles
+from fedlib.reporting import profiles, staged
 
 #: the parameters every artefact notebook takes (papermill `-p name value` / `-y 'name: value'`)
 PARAMETERS: dict[str, type | tuple[type, ...]] = {
@@ -67,11 +71,23 @@ class Notebook:
             _show(runs_table(records))
         return records
 
+    def frame(self, records: list[dict] | None = None) -> pd.DataFrame:
+        """The runs as one tidy table, a row per run and round (`fedlib.runs.frame`: algorithm, the settings that
+        vary, seed, run, round, every per-round metric). Without `records`: the artefact's configurations through
+        the run cache, as `runs()` reads or runs them."""
+        from fedlib.runs import frame
+
+        return frame(self.runs(show=False) if records is None else records)
+
     # ------------------------------------------------------------------------------------------ artefact
     def artefact(self, records: list[dict], show: bool = True) -> dict:
-        """Build the artefact from the run records, write its files into out_dir, show the table or figure."""
+        """Build the artefact from the run records, write its files into out_dir, show the table or figure.
+
+        The files appear all together or not at all (fedlib/reporting/staged.py): written into a staging folder,
+        checked, then renamed into out_dir; a failure is one line naming the file and leaves the previous set."""
         result = self.module.build(records, self.settings)
-        paths = self.module.write(result, self.settings, self.params["out_dir"])
+        paths = staged.write_artefact(self.params["out_dir"], self.art.name,
+                                      lambda folder: self.module.write(result, self.settings, folder))
         print("wrote " + ", ".join(str(p) for p in paths))
         if show:
             from IPython.display import Image, Markdown, display
@@ -98,12 +114,10 @@ CLAIMS_HEADING = "## Claims checked on the reproduced numbers"
 def borrow_runs(configs: list[dict], cache_dir: str | Path, source: str) -> int:
     """Copy into `cache_dir` the records of `configs` that artefact `source` of the same paper has already run (its
     run cache beside ours: <cache_dir>/../<source>/). The same configuration has the same fingerprint, so the run
-    is read instead of recomputed, and each artefact's cache stays complete on its own. Returns how many were
-    copied; the others are run (or read back) by `run_many` as usual."""
-    import json
-    import shutil
-
-    from fedlib.experiments import fingerprint, record_path
+    is read instead of recomputed, and each artefact's cache stays complete on its own. Only well-formed records of
+    this fedlib version are copied (written under a temporary name, then renamed); returns how many; the others are
+    run (or read back) by `run_many` as usual."""
+    from fedlib.experiments import fingerprint, load_cached, record_path, write_record_atomic
 
     own = Path(cache_dir)
     other = own.parent / source
@@ -113,15 +127,13 @@ def borrow_runs(configs: list[dict], cache_dir: str | Path, source: str) -> int:
     copied = 0
     for cfg in configs:
         fp = fingerprint(cfg)
-        src, dst = record_path(other, fp), record_path(own, fp)
-        if dst.exists() or not src.exists():
+        dst = record_path(own, fp)
+        if dst.exists():
             continue
-        try:
-            if json.loads(src.read_text()).get("fingerprint") != fp:
-                continue
-        except ValueError:
+        record = load_cached(cfg, other)
+        if record is None:
             continue
-        shutil.copyfile(src, dst)
+        write_record_atomic(dst, record)
         copied += 1
     return copied
 

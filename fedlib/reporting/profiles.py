@@ -28,15 +28,39 @@ __all__ = ["PROFILES", "SettingsError", "check_notebook_parameters", "load_setti
 
 
 def read_params(params_file: str | Path = "params.yaml") -> dict:
-    """Parse params.yaml as DVC does (ruamel.yaml, YAML 1.2); PyYAML if ruamel is absent (floats need a dot)."""
-    text = Path(params_file).read_text()
-    try:
-        from ruamel.yaml import YAML
-    except ImportError:  # pragma: no cover - ruamel ships with dvc
-        import yaml
+    """Parse params.yaml as DVC does (ruamel.yaml, YAML 1.2); PyYAML if ruamel is absent (floats need a dot).
 
-        return _plain(yaml.safe_load(text) or {})
-    return _plain(YAML(typ="safe", pure=True).load(text) or {})
+    A file that is missing, unreadable, not YAML or not a mapping is a SettingsError in one line naming it."""
+    path = Path(params_file)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        here = "" if path.is_absolute() else f" in the working directory {Path.cwd()}"
+        raise SettingsError(f"params file {params_file} does not exist{here}; run from the repository root or pass "
+                            "the file's path") from None
+    except IsADirectoryError:
+        raise SettingsError(f"params file {params_file} is a directory; allowed: a params.yaml file") from None
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"params file {params_file} is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise SettingsError(f"params file {params_file} cannot be read ({exc.strerror or exc})") from None
+    try:
+        try:
+            from ruamel.yaml import YAML
+        except ImportError:  # pragma: no cover - ruamel ships with dvc
+            import yaml
+
+            loaded = yaml.safe_load(text)
+        else:
+            loaded = YAML(typ="safe", pure=True).load(text)
+    except Exception as exc:  # noqa: BLE001 -- ruamel and PyYAML raise their own YAMLError types
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise SettingsError(f"params file {params_file} is not valid YAML ({problem}{at})") from None
+    if loaded is not None and not isinstance(loaded, Mapping):
+        raise SettingsError(f"params file {params_file} is not a mapping of sections (got a {type(loaded).__name__})")
+    return _plain(loaded or {})
 
 
 def _plain(obj):

@@ -19,12 +19,17 @@ from fedlib.papers.fafed import PAPER
 from fedlib.papers.fafed import reference as P
 from fedlib.reporting import artefact as A
 from fedlib.reporting import claims as C
+from fedlib.reporting import convergence as CV
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
 
 NAMES = P.NAMES
 COLORS = {"FedAvg": "#7f7f7f", "SCAFFOLD": "#bcbd22", "STEM": "#2ca02c", "FedAdam": "#1f77b4", "FedAMS": "#9467bd",
           "FAFED": "#d62728"}
+#: a line style and a marker per method, so that curves that coincide (FedAvg and STEM with α = 0.9 nearly do) stay
+#: distinguishable; markers every few rounds
+STYLES = {"FedAvg": ("-", "s"), "SCAFFOLD": ("-.", "D"), "STEM": ("--", "o"), "FedAdam": (":", "^"),
+          "FedAMS": ((0, (5, 1, 1, 1)), "v"), "FAFED": ("-", "*")}
 TAIL = 3            # "final" training loss = mean of the last TAIL rounds of a run
 SCALE_TEXT = {
     "embedded": ("**Scale: embedded** — offline, CPU, small: stand-ins that ship with a package (CPython's pydoc "
@@ -146,8 +151,8 @@ def early_rise(record: dict, fraction: float = 0.5) -> float:
     return float(sum(max(0.0, b - a) for a, b in zip(vals[:-1], vals[1:])))
 
 
-def mean_sd(values: Sequence[float], fmt: str = "{:.3f}") -> str:
-    v = [x for x in values if x is not None]
+def mean_sd(values: Sequence[float] | Mapping[int, float], fmt: str = "{:.3f}") -> str:
+    v = [x for x in (values.values() if isinstance(values, Mapping) else values) if x is not None]
     if not v:
         return "–"
     if any(not math.isfinite(x) for x in v):
@@ -156,40 +161,105 @@ def mean_sd(values: Sequence[float], fmt: str = "{:.3f}") -> str:
     return f"{fmt.format(np.mean(v))} ± {fmt.format(sd)}"
 
 
-# ---------------------------------------------------------------------------------------------- comparisons
-def compare_lower(a: Sequence[float], b: Sequence[float], names: tuple[str, str], fmt: str = "{:.3f}",
-                  what: str = "") -> C.Comparison:
-    """Per-seed values where LOWER is better (a loss, a fluctuation): 'better' when mean(a) < mean(b) by more than
-    one standard error of the difference, 'worse' symmetrically, 'tie' otherwise (a diverged seed counts as +inf)."""
-    desc = f"{what}{names[0]} {mean_sd(a, fmt)} vs {names[1]} {mean_sd(b, fmt)}"
-    fa, fb = all(math.isfinite(x) for x in a), all(math.isfinite(x) for x in b)
-    if not fa or not fb:
-        outcome = "better" if fa else "worse" if fb else "unknown"
-        return C.Comparison(outcome, desc)
-    se = math.hypot(C.std_error(a), C.std_error(b))
-    ma, mb = float(np.mean(a)), float(np.mean(b))
-    if ma < mb - se:
-        return C.Comparison("better", desc)
-    if ma > mb + se:
-        return C.Comparison("worse", desc)
-    return C.Comparison("tie", desc + " (within one standard error)")
+# ---------------------------------------------------------------------------------------------- per-seed evidence
+def by_seed(runs: pd.DataFrame, col: str, **keys) -> dict[int, float]:
+    """{seed: value of `col`} of the rows of `runs` whose columns equal `keys` (one row per seed)."""
+    sel = np.ones(len(runs), dtype=bool)
+    for k, v in keys.items():
+        sel &= (runs[k] == v).to_numpy()
+    rows = runs[sel]
+    if rows["seed"].duplicated().any():
+        raise ValueError(f"two runs of one seed for {keys}")
+    return {int(s): float(v) for s, v in zip(rows["seed"], rows[col])}
 
 
-def compare_higher(a: Sequence[float], b: Sequence[float], names: tuple[str, str], what: str = "") -> C.Comparison:
-    cmp = C.compare_values(a, b, names=names)
-    return C.Comparison(cmp.outcome, what + cmp.text)
+def censor_cap(runs: pd.DataFrame, cols: Sequence[str]) -> dict[str, float | None]:
+    """Per column, the value a diverged run (+inf) is censored at: the largest finite value of that column over the
+    artefact's runs. A diverged run's loss is only known to exceed every finite one, so the paired rule may declare
+    its method worse on it, never better (fedlib/reporting/stats.py, rule 2)."""
+    out = {}
+    for col in cols:
+        vals = [float(v) for v in runs[col] if math.isfinite(float(v))]
+        out[col] = max(vals) if vals else None
+    return out
 
 
-def at_least(comparisons: Sequence[C.Comparison]) -> tuple[str, list[str]]:
-    """Verdict for 'A ≥ B in every case': refuted if any comparison is worse, confirmed if none is (ties count)."""
-    evidence = [f"{c.outcome}: {c.text}" for c in comparisons]
-    if not comparisons:
-        return C.INCONCLUSIVE, ["no comparisons available"]
-    if any(c.outcome == "worse" for c in comparisons):
-        return C.REFUTED, evidence
-    if any(c.outcome == "unknown" for c in comparisons):
-        return C.INCONCLUSIVE, evidence
-    return C.CONFIRMED, evidence
+def side(method: str, setting: str, metric: str, values: Mapping[int, float], cap: float | None = None) -> C.Side:
+    """One method's per-seed numbers; a non-finite value (a diverged run) becomes None, censored at `cap`."""
+    vals = {int(s): (float(v) if math.isfinite(float(v)) else None) for s, v in values.items()}
+    if any(v is None for v in vals.values()) and cap is None:
+        raise ValueError(f"{method}, {setting}: a diverged run needs a cap to be censored at")
+    return C.Side(method, setting, metric, vals, cap if any(v is None for v in vals.values()) else None)
+
+
+def lower(a: C.Side, b: C.Side, label: str, fmt: str = "{:.3f}") -> C.Comparison:
+    """a against b paired by seed where LOWER is better (a loss, a fluctuation): 'better' = a significantly lower."""
+    return C.paired(a, b, higher_is_better=False, label=label, fmt=fmt)
+
+
+def higher(a: C.Side, b: C.Side, label: str, fmt: str = "{:.1f}") -> C.Comparison:
+    """a against b paired by seed where HIGHER is better (an accuracy)."""
+    return C.paired(a, b, higher_is_better=True, label=label, fmt=fmt)
+
+
+def below(a: C.Side, bound: C.Side, label: str, fmt: str = "{:.3g}") -> C.Comparison:
+    """A deterministic number against a bound (exact values): 'better' when a < bound."""
+    return C.exact(a, bound, higher_is_better=False, label=label, fmt=fmt)
+
+
+def above(a: C.Side, bound: C.Side, label: str, fmt: str = "{:.6g}") -> C.Comparison:
+    """A deterministic number against a bound (exact values): 'better' when a > bound."""
+    return C.exact(a, bound, higher_is_better=True, label=label, fmt=fmt)
+
+
+def not_testable(claim: C.Claim, reason: str) -> C.Claim:
+    """`claims.not_testable` without the '(for information) no comparisons available' line of a claim that has none."""
+    out = C.not_testable(claim, reason)
+    out.evidence = [e for e in out.evidence if e != "(for information) no comparisons available"]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- convergence
+def curve_status(values: Sequence[float]) -> tuple[str, float]:
+    """(`convergence.status`, `tail_change`) of a mean-over-seeds curve: flat / still rising / still falling against
+    1 % of the curve's last value (losses) — the indicator docs/claims.md rule 6 attaches to a last-round cell."""
+    vals = [float(v) for v in values]
+    if any(not math.isfinite(v) for v in vals):
+        return "diverged", math.nan
+    tol = 0.01 * max(abs(vals[-1]), 1e-12) if vals else None
+    return CV.status(vals, tolerance=tol), CV.tail_change(vals)
+
+
+def accuracy_status(values: Sequence[float]) -> tuple[str, float]:
+    """The same indicator for an accuracy curve in [0, 1]: 1 percentage point."""
+    vals = [float(v) for v in values]
+    return CV.status(vals, tolerance=0.01), CV.tail_change(vals)
+
+
+def statuses(frame: pd.DataFrame, keys: Sequence[str], y: str, kind: str = "loss") -> dict[tuple, tuple[str, float]]:
+    """{key values: (status, tail change)} of the mean-over-seeds curve of `y` against `round`, per group of `keys`."""
+    fn = curve_status if kind == "loss" else accuracy_status
+    out = {}
+    for key, g in frame.dropna(subset=[y]).groupby(list(keys), sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        out[key] = fn(g.groupby("round")[y].mean().sort_index().to_list())
+    return out
+
+
+def status_text(status: tuple[str, float], fmt: str = "{:+.3f}") -> str:
+    """'flat (+0.002)' / 'still falling (−0.031)': the indicator with the change over the last 10 % of rounds."""
+    label, change = status
+    return label if math.isnan(change) else f"{label} ({fmt.format(change)})"
+
+
+def moving_note(cells: Mapping[str, tuple[str, float]], what: str) -> str:
+    """One evidence note: which of the cells a claim reads at the last round are still moving."""
+    moving = [f"{name} {status_text(st)}" for name, st in cells.items() if st[0] not in ("flat",)]
+    if not moving:
+        return f"convergence: every {what} the claim reads is flat at the last round (change over the last 10 % of " \
+               "rounds within 1 %)"
+    return (f"convergence: {len(moving)} of {len(cells)} {what}s the claim reads are still moving at the last round "
+            f"(change over the last 10 % of rounds): " + "; ".join(moving) + " — their order may still change")
 
 
 # ---------------------------------------------------------------------------------------------- reports
@@ -218,16 +288,45 @@ def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any
 
 
 def loss_panel(ax, frame: pd.DataFrame, order: Sequence[str], y: str = "train_loss", legend: bool = True) -> None:
-    """Mean over seeds with a ±1 sd band, one line per method, against communication rounds."""
-    for method in order:
+    """Mean over seeds with a ±1 sd band, one line per method (its own colour, line style and marker), against
+    communication rounds."""
+    for i, method in enumerate(order):
         d = frame[frame["method"] == method]
         if d.empty:
             continue
         g = d.groupby("round")[y]
         mean, sd = g.mean(), g.std(ddof=1).fillna(0.0)
-        ax.plot(mean.index, mean.values, label=method, color=COLORS.get(method), linewidth=1.6)
-        ax.fill_between(mean.index, (mean - sd).values, (mean + sd).values, color=COLORS.get(method), alpha=0.15,
+        style, marker = STYLES.get(method, ("-", "o"))
+        every = max(1, len(mean) // 8)          # markers staggered per method, so coinciding curves show both
+        ax.plot(mean.index, mean.values, label=method, color=COLORS.get(method), linewidth=1.5, linestyle=style,
+                marker=marker, markersize=5, markevery=(i % every, every), markerfacecolor="none"
+                if method in ("FedAvg", "STEM") else None)
+        ax.fill_between(mean.index, (mean - sd).values, (mean + sd).values, color=COLORS.get(method), alpha=0.12,
                         linewidth=0)
     ax.set_xlabel("communication round")
     if legend:
         ax.legend(fontsize=8)
+
+
+def coincide(frame: pd.DataFrame, order: Sequence[str], y: str = "train_loss", rel: float = 0.05) -> list[str]:
+    """Pairs of methods whose mean curves lie within `rel` (relative) of each other at every round — on top of each
+    other in a figure: sentences for the caption, with the largest relative gap and how many per-seed, per-round
+    values are identical (all of them would mean one run copied into another, a bug or a degenerate setting)."""
+    means = {m: frame[frame["method"] == m].groupby("round")[y].mean().sort_index() for m in order
+             if not frame[frame["method"] == m].empty}
+    out = []
+    names = list(means)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ma, mb = means[a].to_numpy(), means[b].to_numpy()
+            if len(ma) != len(mb) or not np.isfinite(ma).all() or not np.isfinite(mb).all():
+                continue
+            gap = float(np.max(np.abs(ma - mb) / np.maximum(np.abs(mb), 1e-12)))
+            if gap > rel:
+                continue
+            pa, pb = (frame[frame["method"] == m].set_index(["seed", "round"])[y].sort_index() for m in (a, b))
+            equal = int((pa.to_numpy() == pb.to_numpy()).sum()) if pa.index.equals(pb.index) else 0  # a copied run?
+            same = "identical per-round values" if equal == len(pa) else \
+                f"not identical: {equal} of {len(pa)} per-seed round values equal"
+            out.append(f"{a} and {b} lie within {100 * gap:.1f} % of each other at every round ({same})")
+    return out

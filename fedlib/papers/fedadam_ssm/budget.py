@@ -7,11 +7,12 @@ reaches the target, in Mbit = 2^20 bits; None (rendered ∞) when the run never 
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from types import SimpleNamespace
 
 from fedlib.algorithms import ALGORITHMS
-from fedlib.compress import MBIT
+from fedlib.compress import MBIT, dense_bits
 from fedlib.config import RunConfig
 
 # input shape and classes of each dataset the paper package uses (so run lengths resolve without loading data)
@@ -67,6 +68,24 @@ def rounds_for_budget(cfg_dict: dict, budget_mbit: float, max_rounds: int) -> in
         else:
             lo = mid + 1
     return lo
+
+
+def dense_rounds_in_budget(cfg_dict: dict, budget_mbit: float) -> int:
+    """⌊budget / 3dq⌋: the whole rounds of dense FedAdam (three 32-bit d-vectors up per round) the budget buys."""
+    d = model_size(cfg_dict["dataset"], cfg_dict["model"])
+    return math.floor(budget_mbit * MBIT / dense_bits(d, 3))
+
+
+def onebit_warmup(cfg_dict: dict, budget_mbit: float) -> int:
+    """1-bit Adam's T_w in a budgeted comparison (A8): max(1, ⌊warmup_frac · dense rounds the budget buys⌋).
+
+    `warmup_frac` of the round cap would be 8 dense rounds at a 40-round cap, the whole budget of about 8 dense
+    rounds, and the compression stage would never run within it; read as a share of the budget it leaves the
+    compression stage at least 1 − warmup_frac of the uplink. At least one round: a V frozen at zero divides by √ε."""
+    from fedlib.algorithms.onebit_adam import OneBitHParams
+
+    frac = float(cfg_dict.get("warmup_frac", OneBitHParams().warmup_frac))
+    return max(1, math.floor(frac * dense_rounds_in_budget(cfg_dict, budget_mbit) + 1e-9))
 
 
 def comm_to_target_mbit(record: dict, target: float) -> float | None:

@@ -12,7 +12,7 @@ import numpy as np
 from fedlib.compress import MBIT
 from fedlib.papers.fedadam_ssm import PAPER
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm.budget import rounds_for_budget
+from fedlib.papers.fedadam_ssm.budget import onebit_warmup, rounds_for_budget
 from fedlib.reporting import artefact as A
 from fedlib.reporting import claims as C
 from fedlib.reporting import describe as D
@@ -66,27 +66,68 @@ BUDGET = schema.Key(_rows_covered(_positive, "{row: Mbit}"),
                     doc="uplink budget per device (Mbit = 2^20 bits) per row: each run lasts until it is spent")
 
 
+def _ablation(value, where, block):
+    """{algorithm: {RunConfig field: value}}: extra runs of an algorithm of the block with those fields changed."""
+    if not isinstance(value, Mapping):
+        raise schema.SettingsError(f"{where}: must be a mapping {{algorithm: {{RunConfig field: value}}}}")
+    for alg, fields in value.items():
+        if alg not in block.get("algorithms", []):
+            raise schema.SettingsError(f"{where}.{alg}: not one of the block's algorithms "
+                                       f"({', '.join(block.get('algorithms', []))})")
+        schema.run_fields()(fields, f"{where}.{alg}", block)
+        if not fields:
+            raise schema.SettingsError(f"{where}.{alg}: name at least one field to change")
+
+
+ABLATION = schema.Key(_ablation, required=False,
+                      doc="{algorithm: {RunConfig field: value}}: the same runs with one factor changed (A9)")
+
+
 def comparison_params() -> dict[str, schema.Key]:
     """The keys of the comparison block (Table I; Figure 2 reads the same block)."""
     return {**schema.grid(list(NAMES), entry_keys=("dataset", "model", "rounds")),
-            "distributions": DISTRIBUTIONS, "targets": TARGETS, "budget_mbit": BUDGET}
+            "distributions": DISTRIBUTIONS, "targets": TARGETS, "budget_mbit": BUDGET, "ablation": ABLATION}
 
 
 # ---------------------------------------------------------------------------------------------- the comparison grid
-def comparison_configs(settings: Mapping[str, Any]) -> list[dict]:
+def comparison_configs(settings: Mapping[str, Any], algorithms: Sequence[str] | None = None,
+                       changed: Mapping[str, Any] | None = None) -> list[dict]:
     """rows × distributions × algorithms × seeds; each run lasts until its cumulative uplink reaches the row's
-    budget (`budget_mbit`), at most the entry's `rounds` (the cap); the target is the row's per distribution."""
+    budget (`budget_mbit`), at most the entry's `rounds` (the cap); the target is the row's per distribution.
+    1-bit Adam's warm-up is sized from the budget (`onebit_warmup`, A8). `changed`: RunConfig fields set on every
+    run (an ablation variant)."""
     out = []
     for row in settings["rows"]:
         entry = dict(settings["datasets"][row])
         cap = int(entry.pop("rounds"))
+        budget = float(settings["budget_mbit"][row])
         for dist, fields in settings["distributions"].items():
             target = settings["targets"][row][dist]
-            for cfg in run_configs(settings, {**entry, **fields}, settings["algorithms"], settings["seeds"],
-                                   target_acc=float(target)):
-                cfg["rounds"] = rounds_for_budget(cfg, float(settings["budget_mbit"][row]), cap)
+            for cfg in run_configs(settings, {**entry, **fields}, algorithms or settings["algorithms"],
+                                   settings["seeds"], target_acc=float(target)):
+                cfg.update(changed or {})
+                if cfg["algorithm"] == "onebit_adam" and cfg.get("warmup_rounds") is None:
+                    cfg["warmup_rounds"] = onebit_warmup(cfg, budget)
+                cfg["rounds"] = rounds_for_budget(cfg, budget, cap)
                 out.append(cfg)
     return out
+
+
+def ablation_configs(settings: Mapping[str, Any]) -> list[dict]:
+    """The ablation runs: for each `ablation` entry, that algorithm's comparison runs with the listed fields changed."""
+    out = []
+    for alg, fields in (settings.get("ablation") or {}).items():
+        out += comparison_configs(settings, [alg], fields)
+    return out
+
+
+def variant(record: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """'' for a comparison run, else the ablation variant it belongs to ('local_steps=1')."""
+    cfg = record["config"]
+    for alg, fields in (settings.get("ablation") or {}).items():
+        if cfg["algorithm"] == alg and all(cfg.get(k) == v for k, v in fields.items()):
+            return ", ".join(f"{k}={v}" for k, v in fields.items())
+    return ""
 
 
 def tag(record: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, str]:
@@ -180,6 +221,41 @@ def settings_lines(settings: Mapping[str, Any], skip: Sequence[str] = ()) -> lis
     seeds = settings["seeds"]
     out.append(f"{len(seeds)} seed(s): {' '.join(str(s) for s in seeds)}")
     return out
+
+
+NOT_GIVEN = "not given"
+
+
+def settings_rows(settings: Mapping[str, Any], skip: Sequence[str] = ()) -> list[tuple[str, Any, Any]]:
+    """(setting, paper, here) rows for `report.settings_table`: the paper's values from `reference`, ours from the
+    resolved params block, so a deviation (η, L, seeds, …) shows both values side by side."""
+    hp_paper, run = P.HYPERPARAMETERS, settings["run"]
+    lrs = sorted({v for a, v in (settings.get("lr") or {}).items() if a in settings["algorithms"] and v is not None})
+    ratios = sorted({h["keep_ratio"] for h in (settings.get("hparams") or {}).values()
+                     if isinstance(h, Mapping) and "keep_ratio" in h})
+    rows = [
+        ("N", "devices N (per round)", hp_paper["n_devices"], f"{run['n_clients']} ({run['clients_per_round']})"),
+        ("L", "local steps L per round", f"{hp_paper['local_epochs_L']} local epochs of one mini-batch each (A1)",
+         run.get("local_steps")),
+        ("lr", "learning rate η", hp_paper["lr"], ", ".join(f"{v:g}" for v in lrs)),
+        ("alpha", "sparsification ratio α = k/d", hp_paper["keep_ratio"],
+         ", ".join(f"{r:g}" for r in ratios) if ratios else None),
+        ("adam", "β1, β2, ε (ε inside the root)", f"{hp_paper['beta1']}, {hp_paper['beta2']}, {hp_paper['eps']:g}",
+         f"{run.get('beta1')}, {run.get('beta2')}, {run.get('eps'):g}"),
+        ("B", "mini-batch size", f"{NOT_GIVEN} (A2)", run.get("batch_size")),
+        ("partition", "data split", f"IID; Dirichlet θ = {hp_paper['dirichlet_theta']} (non-IID)",
+         _partition_text(settings)),
+        ("seeds", "seeds", NOT_GIVEN, f"{len(settings['seeds'])}: {' '.join(str(s) for s in settings['seeds'])}"),
+    ]
+    return [(name, paper, here) for key, name, paper, here in rows if key not in skip]
+
+
+def _partition_text(settings: Mapping[str, Any]) -> str:
+    parts = []
+    for fields in (settings.get("distributions") or {"": settings["run"]}).values():
+        kind = fields.get("partition", settings["run"].get("partition", "iid"))
+        parts.append("IID" if kind == "iid" else f"{kind} θ = {fields.get('alpha', settings['run'].get('alpha'))}")
+    return "; ".join(parts)
 
 
 def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]], lines: list[str],

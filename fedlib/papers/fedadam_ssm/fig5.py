@@ -1,7 +1,8 @@
 """Figure 5: FedAdam-SSM's test accuracy for several sparsification ratios α = k/d (fedlib.papers.fedadam_ssm.sweep).
 
 The paper: a larger α improves the test accuracy and speeds up convergence (its text says "learning rate η", a
-typo; Theorems 2–3 carry a (1 − α) sparsification term). α = 1 is dense FedAdam (bit for bit, tested).
+typo; Theorems 2–3 carry a (1 − α) sparsification term). Checked step by step over the grid: every larger α against
+the next smaller one. α = 1 is dense FedAdam (bit for bit, tested).
 """
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from typing import Any
 
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm import sweep
-from fedlib.reporting import claims as C
 
 TITLE = "Figure 5 — FedAdam-SSM's accuracy for several sparsification ratios α"
 SOURCE = "Figure 5 (§VII-B3); Theorem 2, Remark 4"
 PARAMS = sweep.params("keep_ratio_grid", "the α = k/d values (fraction of coordinates kept; 1 = dense FedAdam)")
 SYMBOL, FMT = "α", "{:g}"
+QUOTE = ("Fig. 5 plots the test accuracy of FedAdam-SSM for different sparsification ratio α on different models and "
+         "datasets. It can be observed that increasing the learning rate η can improve the test accuracy and speed up "
+         "the convergence.")
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
@@ -25,16 +28,13 @@ def configs(settings: Mapping[str, Any]) -> list[dict]:
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     result = sweep.build(records, settings, "keep_ratio")
-    status, ev = sweep.monotone_gain(result, settings, SYMBOL, FMT)
-    claims = [C.Claim("F5.1", "Test accuracy increases with the sparsification ratio α", "Figure 5; §VII-B3",
-                      status, ev, rule="final accuracy (last 10% of rounds) per α: confirmed if the largest α is "
-                                       "better than the smallest and no larger neighbour is worse; refuted if the "
-                                       "largest is worse than the smallest or a larger neighbour is worse")]
-    status, ev = sweep.faster_than_smallest(result, settings, SYMBOL, FMT, against="largest")
-    claims.append(C.Claim("F5.2", "A larger α speeds up convergence (fewer rounds to the target)", "§VII-B3", status,
-                          ev, rule="rounds to the target of the largest α against the smallest (censored at the "
-                                   "cap); 'better' needed"))
-    result["claims"] = claims
+    result["claims"] = [
+        sweep.monotone_claim(result, settings, "F5.1", "Test accuracy increases with the sparsification ratio α "
+                             "(the text's 'learning rate η' is a typo for α)", "§VII-B3, Figure 5", QUOTE, SYMBOL,
+                             FMT, "final"),
+        sweep.monotone_claim(result, settings, "F5.2", "A larger α speeds up convergence (fewer rounds to the target)",
+                             "§VII-B3, Figure 5", QUOTE, SYMBOL, FMT, "rtt"),
+    ]
     return result
 
 
@@ -45,4 +45,5 @@ ABOUT = ("Paper: " + P.SENSITIVITY_TEXT["keep_ratio"] + ". Its next sentence ('a
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     return sweep.write(result, settings, out_dir, name="fig5", module=__name__, title=TITLE, source=SOURCE,
-                       symbol=SYMBOL, fmt=FMT, grid_key="keep_ratio_grid", skip=("alpha",), about=ABOUT)
+                       symbol=SYMBOL, fmt=FMT, grid_key="keep_ratio_grid", skip=("alpha",), about=ABOUT,
+                       paper_value=P.HYPERPARAMETERS["keep_ratio"])

@@ -1,8 +1,10 @@
 """What Figures 3–5 share: FedAdam-SSM run over a grid of one setting (L, η or α), accuracy curves per value, and
-the checks of the paper's trend statements (an interior optimum, or a monotone gain).
+the checks of the paper's trend statements (a rise then a fall, or a monotone gain), paired by seed.
 
 Each value runs for the entry's `rounds` (no early stop). Per seed, "final accuracy" is the mean test accuracy over
-the last 10% of the rounds, and "rounds to target" the first round reaching the entry's `target_acc`.
+the last 10% of the rounds (a cell read at the end: its curve's `convergence.status` is printed beside it), and
+"rounds to target" the first round reaching the entry's `target_acc` (censored at the round count when missed).
+The paper's panels (b) and (c) appear on the page as "not run at this scale" when the block has no row for them.
 """
 from __future__ import annotations
 
@@ -15,14 +17,29 @@ import numpy as np
 import pandas as pd
 
 from fedlib.compress import MBIT
-from fedlib.papers.fedadam_ssm.common import NAMES, header, run_label, settings_lines, stand_ins, write_meta
+from fedlib.papers.fedadam_ssm import reference as P
+from fedlib.papers.fedadam_ssm.common import (
+    NAMES,
+    NOT_GIVEN,
+    header,
+    run_label,
+    settings_lines,
+    settings_rows,
+    stand_ins,
+    write_meta,
+)
 from fedlib.reporting import claims as C
+from fedlib.reporting import convergence, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
 from fedlib.reporting.grid import run_configs
 from fedlib.reporting.tables import markdown_table, round_floats
 
 OURS = "fedadam_ssm"
+FINAL = "final accuracy (%)"
+SHIFT_PP = 1
+NOT_RUN = ("not run at this scale: each panel is a whole sweep (every grid value × every seed), and the embedded "
+           "pipeline's time budget covers one panel per figure; the paper profile (`dvc exp run -S profile=paper`) "
+           "runs all three. The paper prints no numbers for its panels, only the sentences checked below")
 
 
 def params(grid_key: str, doc: str) -> dict[str, schema.Key]:
@@ -43,6 +60,11 @@ def _value(cfg: Mapping[str, Any], key: str):
     return cfg["hparams"][key] if key in (cfg.get("hparams") or {}) else cfg[key]
 
 
+def rounds_to(accs: Sequence[tuple[int, float]], target: float) -> int | None:
+    """The first evaluated round whose accuracy (fraction) reaches `target`; None when none does."""
+    return next((rnd for rnd, a in accs if a >= target), None)
+
+
 def build(records: Sequence[dict], settings: Mapping[str, Any], key: str) -> dict:
     rows_by = {(settings["datasets"][r]["dataset"], settings["datasets"][r]["model"]): r for r in settings["rows"]}
     acc, per_seed = [], []
@@ -56,9 +78,13 @@ def build(records: Sequence[dict], settings: Mapping[str, Any], key: str) -> dic
                         "uplink_mbit": r["uplink_bits"] / MBIT, "test_acc": 100 * r["test_acc"]})
         n = len(evals)
         tail = evals[max(0, n - max(1, math.ceil(0.1 * n))):]
+        pairs = [(r["round"], r["test_acc"]) for r in evals]
+        target = settings["datasets"][row]["target_acc"]
         per_seed.append({"row": row, "value": value, "seed": cfg["seed"],
                          "final_acc": float(np.mean([100 * r["test_acc"] for r in tail])) if tail else math.nan,
-                         "rounds_to_target": rec["summary"]["rounds_to_target"], "cap": cfg["rounds"],
+                         "rounds_to_target": rounds_to(pairs, target), "cap": cfg["rounds"],
+                         "rtt_lower": rounds_to(pairs, target - SHIFT_PP / 100),
+                         "rtt_higher": rounds_to(pairs, target + SHIFT_PP / 100),
                          "status": rec["summary"]["status"]})
     acc, per_seed = pd.DataFrame(acc), pd.DataFrame(per_seed)
     curves = (acc.groupby(["row", "value", "round", "uplink_mbit"], sort=True)["test_acc"]
@@ -70,103 +96,144 @@ def build(records: Sequence[dict], settings: Mapping[str, Any], key: str) -> dic
     rtt = per_seed.groupby(["row", "value"])["rounds_to_target"].apply(
         lambda s: float(s.mean()) if s.notna().all() else math.nan)
     summary["rounds_to_target_mean"] = [rtt.get((r, v), math.nan) for r, v in zip(summary["row"], summary["value"])]
+    summary["curve at the end"] = [convergence.status(list(curves[(curves["row"] == r) & (curves["value"] == v)]
+                                                           .sort_values("round")["acc_mean"] / 100))
+                                   for r, v in zip(summary["row"], summary["value"])]
     return {"records": records, "acc": acc, "curves": round_floats(curves, 4), "per_seed": per_seed,
             "summary": summary}
 
 
-# ---------------------------------------------------------------------------------------------- trend checks
-def _finals(per_seed: pd.DataFrame, row: str, value) -> list[float]:
-    return per_seed[(per_seed["row"] == row) & (per_seed["value"] == value)]["final_acc"].dropna().tolist()
+# ---------------------------------------------------------------------------------------------- sides and claims
+def _name(symbol: str, fmt: str, v) -> str:
+    return f"{symbol}={fmt.format(v)}"
 
 
-def _rtts(per_seed: pd.DataFrame, row: str, value) -> tuple[list, int]:
-    sub = per_seed[(per_seed["row"] == row) & (per_seed["value"] == value)]
-    vals = [None if (v is None or (isinstance(v, float) and math.isnan(v))) else float(v)
-            for v in sub["rounds_to_target"]]
-    return vals, int(sub["cap"].max()) if len(sub) else 0
+def _values(result: dict, row: str) -> list:
+    ps = result["per_seed"]
+    return sorted(ps[ps["row"] == row]["value"].unique())
 
 
-def interior_optimum(result: dict, settings: Mapping[str, Any], symbol: str, fmt: str) -> tuple[str, list[str]]:
-    """Verdict for 'accuracy first rises, then falls as <symbol> grows': the best value of the grid is interior and
-    better than both ends (confirmed); the best value is an end of the grid and better than every other
-    (refuted: monotone over the grid that ran); inconclusive otherwise."""
-    per_seed, statuses, ev = result["per_seed"], [], []
+def final_side(result: dict, settings, row: str, v, symbol: str, fmt: str) -> C.Side:
+    ps = result["per_seed"]
+    sub = ps[(ps["row"] == row) & (ps["value"] == v)]
+    return C.Side(_name(symbol, fmt, v), run_label(settings, row), FINAL,
+                  {int(s): float(a) for s, a in zip(sub["seed"], sub["final_acc"])})
+
+
+def rtt_side(result: dict, settings, row: str, v, symbol: str, fmt: str, column: str = "rounds_to_target",
+             shift_pp: int = 0) -> C.Side:
+    ps = result["per_seed"]
+    sub = ps[(ps["row"] == row) & (ps["value"] == v)]
+    target = 100 * settings["datasets"][row]["target_acc"] + shift_pp
+    vals = {int(s): (None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x))
+            for s, x in zip(sub["seed"], sub[column])}
+    return C.Side(_name(symbol, fmt, v), run_label(settings, row), f"rounds to {target:g}%", vals,
+                  float(sub["cap"].max()))
+
+
+def _status_of(result: dict, row: str, v) -> str:
+    s = result["summary"]
+    return s[(s["row"] == row) & (s["value"] == v)]["curve at the end"].iloc[0]
+
+
+def _moving_notes(result: dict, settings, row: str, values, symbol: str, fmt: str) -> list[str]:
+    moving = [f"{_name(symbol, fmt, v)} {_status_of(result, row, v)}" for v in values
+              if _status_of(result, row, v).startswith("still")]
+    if not moving:
+        return [f"convergence: every {symbol} curve is flat over its last 10% of rounds on {run_label(settings, row)}"]
+    return [f"convergence: still moving at the last round on {run_label(settings, row)}: {', '.join(moving)}; their "
+            "final accuracies are read before the curves flatten"]
+
+
+def peak_comparisons(result: dict, settings, row: str, symbol: str, fmt: str, metric: str,
+                     column: str = "rounds_to_target", shift_pp: int = 0) -> tuple[list[C.Comparison], str]:
+    """The best interior grid value against each end of the grid (`metric` 'final': highest mean final accuracy;
+    'rtt': fewest mean rounds to the target, a missed target counted at the cap for the choice)."""
+    values = _values(result, row)
+    if len(values) < 3:
+        return [], ""
+    if metric == "final":
+        sides = {v: final_side(result, settings, row, v, symbol, fmt) for v in values}
+        score = {v: float(np.mean(list(sides[v].values.values()))) for v in values[1:-1]}
+        best = max(score, key=score.get)
+        hib, fmt_v = True, "{:.1f}"
+    else:
+        sides = {v: rtt_side(result, settings, row, v, symbol, fmt, column, shift_pp) for v in values}
+        score = {v: float(np.mean([sides[v].cap if x is None else x for x in sides[v].values.values()]))
+                 for v in values[1:-1]}
+        best = min(score, key=score.get)
+        hib, fmt_v = False, "{:.3g}"
+    comps = [C.paired(sides[best], sides[end], higher_is_better=hib, label=run_label(settings, row), fmt=fmt_v)
+             for end in (values[0], values[-1])]
+    return comps, _name(symbol, fmt, best)
+
+
+def peak_claim(result: dict, settings, cid: str, text: str, source: str, quote: str, symbol: str, fmt: str,
+               metric: str, paper_value: float | None = None) -> C.Claim:
+    """'Rises, then falls' over the grid (aggregate 'peak', docs/claims.md): the best interior value against both
+    ends; an end that beats every interior value leaves the claim inconclusive (the grid may stop before the turn)."""
+    comps, notes = [], []
     for row in settings["rows"]:
-        values = sorted(per_seed[per_seed["row"] == row]["value"].unique())
-        if len(values) < 3:
-            continue
-        means = {v: float(np.mean(_finals(per_seed, row, v))) for v in values}
-        best = max(values, key=lambda v: means[v])
-        cmp = {v: C.compare_values(_finals(per_seed, row, best), _finals(per_seed, row, v),
-                                   names=(f"{symbol}={fmt.format(best)}", f"{symbol}={fmt.format(v)}"),
-                                   fmt="{:.1f}%") for v in values if v != best}
-        ends = (values[0], values[-1])
-        if best not in ends and all(cmp[e].outcome == "better" for e in ends):
-            statuses.append(C.CONFIRMED)
-        elif best in ends and all(c.outcome == "better" for c in cmp.values()):
-            statuses.append(C.REFUTED)
-        else:
-            statuses.append(C.INCONCLUSIVE)
-        ev.append(f"{run_label(settings, row)}: final accuracy " + ", ".join(
-            f"{symbol}={fmt.format(v)} {means[v]:.1f}%" for v in values) + f"; best {symbol}={fmt.format(best)}")
-        ev += [f"{c.outcome}: {run_label(settings, row)} {c.text}" for c in cmp.values()]
-    return _combine(statuses), ev
+        c, best = peak_comparisons(result, settings, row, symbol, fmt, metric)
+        comps += c
+        values = _values(result, row)
+        if best:
+            grid = ", ".join(fmt.format(v) for v in values)
+            notes.append(f"{run_label(settings, row)}: best interior value {best}; grid {grid}"
+                         + (f" (the paper's own {symbol} = {fmt.format(paper_value)} is "
+                            f"{'inside' if values[0] <= paper_value <= values[-1] else 'outside'} it)"
+                            if paper_value is not None else ""))
+        if metric == "final":
+            notes += _moving_notes(result, settings, row, values, symbol, fmt)
+    if metric != "final":
+        notes += _sensitivity(result, settings, symbol, fmt, lambda col, sh: [
+            c for row in settings["rows"] for c in peak_comparisons(result, settings, row, symbol, fmt, metric, col,
+                                                                    sh)[0]], "peak")
+    return C.judge(cid, text, source, comps, quote=quote, aggregate="peak", notes=notes,
+                   rule=("paired by seed, Holm over the claim's comparisons: the best interior grid value against "
+                         "each end; confirmed when it beats both, refuted when both ends beat it (a valley), "
+                         "inconclusive otherwise, in particular when an end of the grid is best (the grid may stop "
+                         "before the turn)"))
 
 
-def monotone_gain(result: dict, settings: Mapping[str, Any], symbol: str, fmt: str) -> tuple[str, list[str]]:
-    """Verdict for 'accuracy increases with <symbol>': the largest value is better than the smallest and no larger
-    neighbour is worse (confirmed); the largest is worse than the smallest or a larger neighbour is worse (refuted)."""
-    per_seed, statuses, ev = result["per_seed"], [], []
+def monotone_claim(result: dict, settings, cid: str, text: str, source: str, quote: str, symbol: str, fmt: str,
+                   metric: str) -> C.Claim:
+    """'Grows with <symbol>': every adjacent pair of grid values, the larger one better (aggregate 'all')."""
+    def comps_for(column: str = "rounds_to_target", shift_pp: int = 0) -> list[C.Comparison]:
+        out = []
+        for row in settings["rows"]:
+            values = _values(result, row)
+            for a, b in zip(values, values[1:]):
+                if metric == "final":
+                    out.append(C.paired(final_side(result, settings, row, b, symbol, fmt),
+                                        final_side(result, settings, row, a, symbol, fmt), higher_is_better=True,
+                                        label=run_label(settings, row), fmt="{:.1f}"))
+                else:
+                    out.append(C.paired(rtt_side(result, settings, row, b, symbol, fmt, column, shift_pp),
+                                        rtt_side(result, settings, row, a, symbol, fmt, column, shift_pp),
+                                        higher_is_better=False, label=run_label(settings, row), fmt="{:.3g}"))
+        return out
+
+    notes = []
     for row in settings["rows"]:
-        values = sorted(per_seed[per_seed["row"] == row]["value"].unique())
-        if len(values) < 2:
-            continue
-        steps = [C.compare_values(_finals(per_seed, row, b), _finals(per_seed, row, a),
-                                  names=(f"{symbol}={fmt.format(b)}", f"{symbol}={fmt.format(a)}"), fmt="{:.1f}%")
-                 for a, b in zip(values, values[1:])]
-        ends = C.compare_values(_finals(per_seed, row, values[-1]), _finals(per_seed, row, values[0]),
-                                names=(f"{symbol}={fmt.format(values[-1])}", f"{symbol}={fmt.format(values[0])}"),
-                                fmt="{:.1f}%")
-        if ends.outcome == "better" and not any(s.outcome == "worse" for s in steps):
-            statuses.append(C.CONFIRMED)
-        elif ends.outcome == "worse" or any(s.outcome == "worse" for s in steps):
-            statuses.append(C.REFUTED)
-        else:
-            statuses.append(C.INCONCLUSIVE)
-        ev += [f"{c.outcome}: {run_label(settings, row)} {c.text}" for c in [ends, *steps]]
-    return _combine(statuses), ev
+        if metric == "final":
+            notes += _moving_notes(result, settings, row, _values(result, row), symbol, fmt)
+    if metric != "final":
+        notes += _sensitivity(result, settings, symbol, fmt, lambda col, sh: comps_for(col, sh), "all")
+    return C.judge(cid, text, source, comps_for(), quote=quote, notes=notes,
+                   rule=("paired by seed, Holm over the claim's comparisons: each grid value against the next smaller "
+                         "one; confirmed when every step is significantly in the claimed direction, refuted when one "
+                         "is significantly contrary"))
 
 
-def faster_than_smallest(result: dict, settings: Mapping[str, Any], symbol: str, fmt: str,
-                         against: str = "best") -> tuple[str, list[str]]:
-    """Verdict for 'a larger <symbol> reaches the target in fewer rounds': rounds to target of the best (or the
-    largest) value against the smallest value, censored at the round cap."""
-    per_seed, comps = result["per_seed"], []
-    for row in settings["rows"]:
-        values = sorted(per_seed[per_seed["row"] == row]["value"].unique())
-        if len(values) < 2:
-            continue
-        means = {v: float(np.mean(_finals(per_seed, row, v))) for v in values}
-        other = max(values, key=lambda v: means[v]) if against == "best" else values[-1]
-        if other == values[0]:
-            other = values[1]
-        a, cap_a = _rtts(per_seed, row, other)
-        b, cap_b = _rtts(per_seed, row, values[0])
-        cmp = C.compare_costs(a, b, cap_a, cap_b, names=(f"{symbol}={fmt.format(other)}",
-                                                         f"{symbol}={fmt.format(values[0])}"))
-        comps.append(C.Comparison(cmp.outcome, f"{run_label(settings, row)}, rounds to "
-                                  f"{100 * settings['datasets'][row]['target_acc']:.0f}%: {cmp.text}"))
-    return C.all_better(comps)
-
-
-def _combine(statuses: Sequence[str]) -> str:
-    if not statuses:
-        return C.INCONCLUSIVE
-    if all(s == C.CONFIRMED for s in statuses):
-        return C.CONFIRMED
-    if any(s == C.REFUTED for s in statuses):
-        return C.REFUTED
-    return C.INCONCLUSIVE
+def _sensitivity(result, settings, symbol, fmt, comps_at: Callable, aggregate: str) -> list[str]:
+    """How a rounds-to-target verdict moves when the target moves by ±SHIFT_PP points."""
+    parts = []
+    for column, shift in (("rtt_lower", -SHIFT_PP), ("rtt_higher", SHIFT_PP)):
+        comps = C.adjust(comps_at(column, shift))
+        parts.append(f"target {shift:+d} pp: {C.AGGREGATES[aggregate](comps)} "
+                     f"({C._tally([C.evidence_line(c) for c in comps])})")
+    return ["sensitivity: " + "; ".join(parts)]
 
 
 # ---------------------------------------------------------------------------------------------- figure and files
@@ -176,29 +243,65 @@ def plot(result: dict, settings: Mapping[str, Any], symbol: str, fmt: str):
     from fedlib.reporting import figures as F
 
     F.setup_style()
-    rows = settings["rows"]
-    fig, axes = plt.subplots(1, len(rows), figsize=(5.4 * len(rows), 3.9), squeeze=False)
+    panels = panel_rows(settings)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.9), squeeze=False)
     curves = result["curves"]
-    for j, row in enumerate(rows):
+    markers = ("o", "s", "^", "D", "v", "P", "X", "*")
+    for j, (letter, task, row) in enumerate(panels):
         ax = axes[0, j]
+        if row is None:
+            ax.text(0.5, 0.5, "not run at this scale\n(see the page)", ha="center", va="center",
+                    transform=ax.transAxes, fontsize=10, color="#555555")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_title(f"({letter}) {task}", fontsize=10)
+            continue
         sub = curves[curves["row"] == row]
         values = sorted(sub["value"].unique())
         colors = plt.get_cmap("viridis")(np.linspace(0.05, 0.9, len(values)))
-        for v, color in zip(values, colors):
+        for k, (v, color) in enumerate(zip(values, colors)):
             g = sub[sub["value"] == v].sort_values("round")
-            ax.plot(g["round"], g["acc_mean"], color=color, linewidth=1.6, label=f"{symbol} = {fmt.format(v)}")
+            ax.plot(g["round"], g["acc_mean"], color=color, linewidth=1.6, marker=markers[k % len(markers)],
+                    markersize=4, markevery=max(1, len(g) // 6), label=f"{symbol} = {fmt.format(v)}")
             ax.fill_between(g["round"], g["acc_mean"] - g["acc_std"].fillna(0), g["acc_mean"] + g["acc_std"].fillna(0),
                             color=color, alpha=0.12, linewidth=0)
         ax.axhline(100 * settings["datasets"][row]["target_acc"], color="black", linestyle=":", linewidth=1)
         ax.set_xlabel("communication round")
         ax.set_ylabel("test accuracy (%)")
-        ax.set_title(run_label(settings, row), fontsize=10)
+        ax.set_title(f"({letter}) {task} → {run_label(settings, row)}", fontsize=10)
         ax.legend(fontsize=8, loc="lower right")
     return fig
 
 
+def panel_rows(settings: Mapping[str, Any]) -> list[tuple[str, str, str | None]]:
+    """The paper's panels (a)–(c): (letter, paper task, the row that ran it or None)."""
+    return [(chr(97 + i), P.TASK_NAMES[t], t if t in settings["rows"] else None) for i, t in enumerate(P.TASKS)]
+
+
+def panels_text(settings: Mapping[str, Any]) -> str:
+    lines = []
+    for letter, task, row in panel_rows(settings):
+        lines.append(f"- ({letter}) {task}: " + (f"reproduced on {run_label(settings, row)}" if row else NOT_RUN) + ".")
+    return "Paper panels:\n\n" + "\n".join(lines)
+
+
+def sweep_settings(settings: Mapping[str, Any], symbol: str, fmt: str, grid_key: str, skip: Sequence[str],
+                   paper_value: Any) -> list[tuple[str, Any, Any]]:
+    rows = settings_rows(settings, skip=skip)
+    rows.insert(0, (f"{symbol} grid", f"values {NOT_GIVEN}; the paper's default {symbol} = {paper_value}",
+                    ", ".join(fmt.format(v) for v in settings[grid_key])))
+    for r in settings["rows"]:
+        entry = settings["datasets"][r]
+        rows.append((f"rounds per run ({run_label(settings, r)})", NOT_GIVEN, entry["rounds"]))
+        rows.append((f"target for 'rounds to target' ({run_label(settings, r)})",
+                     f"{NOT_GIVEN} for Figures 3–5 (Table I's IID target: {P.TARGET_ACC['iid'].get(r)}%)",
+                     f"{100 * entry['target_acc']:g}% (Table I's IID target of this stand-in)"))
+    return rows
+
+
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path, *, name: str, module: str, title: str,
-          source: str, symbol: str, fmt: str, grid_key: str, skip: Sequence[str], about: str) -> list[Path]:
+          source: str, symbol: str, fmt: str, grid_key: str, skip: Sequence[str], about: str,
+          paper_value: Any) -> list[Path]:
     import matplotlib.pyplot as plt
 
     from fedlib.reporting import figures as F
@@ -206,7 +309,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path, *, nam
     out = Path(out_dir)
     grid_txt = ", ".join(fmt.format(v) for v in settings[grid_key])
     caption = (f"{settings['profile']} scale; {NAMES[OURS]} for {symbol} ∈ {{{grid_txt}}}; mean ± sd over "
-               f"{len(settings['seeds'])} seeds; dotted line: the target used for 'rounds to target'.")
+               f"{len(settings['seeds'])} seeds; dotted line: the target used for 'rounds to target'; panels the "
+               "block does not run are marked 'not run at this scale'.")
     fig = plot(result, settings, symbol, fmt)
     paths = F.save_figure(fig, out / name, caption)
     plt.close(fig)
@@ -217,14 +321,18 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path, *, nam
                                        for r in settings["rows"])]
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     text = header(title, settings, stand_ins(settings, settings["rows"]), lines, notes)
-    text += f"\n![{title.split(' — ')[0]}]({name}.png)\n\n*{caption}*\n\n{about}\n\n"
+    text += ("\n### Settings: paper and here\n\n"
+             + R.settings_table(sweep_settings(settings, symbol, fmt, grid_key, skip, paper_value)) + "\n\n")
+    text += f"\n![{title.split(' — ')[0]}]({name}.png)\n\n*{caption}*\n\n{panels_text(settings)}\n\n{about}\n\n"
     table = round_floats(result["summary"], 2)
     table["row"] = [run_label(settings, r) for r in table["row"]]
     table["value"] = [fmt.format(v) for v in result["summary"]["value"]]       # unrounded: η = 0.0003 stays 0.0003
     table = table.rename(columns={"row": "data", "value": symbol, "final_acc_mean": "final acc. (%)",
                                   "final_acc_std": "sd", "reached": "seeds reaching target", "n_seeds": "seeds",
                                   "rounds_to_target_mean": "rounds to target (mean)"})
-    text += "### Final accuracy (mean of the last 10% of rounds) per value\n\n" + markdown_table(table) + "\n\n"
+    text += ("### Final accuracy (mean of the last 10% of rounds) per value\n\n" + markdown_table(table) + "\n\n"
+             "'Curve at the end': `convergence.status` of the mean curve over its last 10% of rounds "
+             "(docs/claims.md rule 6).\n\n")
     text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
     paths.append(R.write_text(out / f"{name}.md", text))
     numbers = {f"{r['row']}/{symbol}={r['value']}/final_acc": r["final_acc_mean"]

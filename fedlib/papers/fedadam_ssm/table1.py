@@ -3,7 +3,9 @@
 Runs the eight algorithms on every task (row) under IID and non-IID data, each until its uplink budget is spent or
 the round cap is hit (no early stop: Figure 2 plots the same runs). "Comm." is the cumulative uplink per device at
 the first evaluation reaching the target, in Mbit = 2^20 bits; ∞ when the run never reaches it. Paper cells and
-factors are printed beside the reproduced ones, and the paper's claims are checked on the reproduced numbers.
+factors are printed beside the reproduced ones, and the paper's claims are checked on the reproduced numbers, paired
+by seed (docs/claims.md). The ablation runs (Efficient Adam with one factor changed) are judged as checks in
+`fedlib.papers.fedadam_ssm.ablation`.
 """
 from __future__ import annotations
 
@@ -15,11 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fedlib.papers.fedadam_ssm import ablation
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit
+from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit, dense_rounds_in_budget
 from fedlib.papers.fedadam_ssm.common import (
     INF_TEXT,
     NAMES,
+    NOT_GIVEN,
+    ablation_configs,
     comm_cell,
     comparison_configs,
     comparison_params,
@@ -28,8 +33,10 @@ from fedlib.papers.fedadam_ssm.common import (
     paper_cell,
     run_label,
     settings_lines,
+    settings_rows,
     stand_ins,
     tag,
+    variant,
     write_meta,
 )
 from fedlib.reporting import claims as C
@@ -40,43 +47,70 @@ TITLE = "Table I — uplink communication to the target accuracy"
 SOURCE = "Table I (§VII-B2)"
 PARAMS = comparison_params()
 OURS = "fedadam_ssm"
+SPARSE = ("fedadam_top", "fairness_top", "fedadam_ssm_m", "fedadam_ssm_v")
+QUANTISED = ("onebit_adam", "efficient_adam")
+COMM = "Comm. to target (Mbit)"
+REACHED = "seeds reaching the target"
+ALL_SEEDS = -1          # the seed key of a per-cell count (one deterministic number, not a per-seed value)
+SHIFT_PP = 1            # the target moves by ± this many percentage points in the sensitivity notes
+QUOTE_ALL = ("From Fig. 2 and Table I, we can observe that in the context of both IID and Non-IID data distribution "
+             "settings, FedAdam-SSM outperforms baseline algorithms both on model accuracy and convergence rate.")
+QUOTE_TOP = ("The improvement in convergence rate is approximately 1.37× ∼ 5.59× over FedAdam-Top, and 1.10× ∼ "
+             "2.74× over Fairness-Top.")
+QUOTE_SSM_MV = ("Additionally, FedAdam-SSM achieves approximately over 2.19× convergence rate improvements over "
+                "FedAdam-SSM_M, over 2.77× convergence rate improvements over FedAdam-SSM_V")
+QUOTE_ABSTRACT = ("Experimental results show that FedAdam-SSM outperforms baselines in terms of convergence rate "
+                  "(over 1.1× faster than the sparse FedAdam baselines)")
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return comparison_configs(settings)
+    """The comparison runs, then the ablation runs (Efficient Adam with one factor changed)."""
+    return comparison_configs(settings) + ablation_configs(settings)
 
 
 # ---------------------------------------------------------------------------------------------- build
-def run_rows(records: Sequence[dict], settings: Mapping[str, Any]) -> pd.DataFrame:
-    """One row per run: task, distribution, algorithm, seed, Comm. (Mbit, None = not reached), uplink at the end."""
+def run_rows(records: Sequence[dict], settings: Mapping[str, Any], shift: float = 0.0) -> pd.DataFrame:
+    """One row per run: task, distribution, algorithm, variant ('' for the comparison), seed, Comm. (Mbit, None =
+    not reached) and rounds to the target (moved by `shift`, a fraction), uplink at the end, 1-bit Adam's T_w."""
     rows = []
     for rec in records:
         row, dist = tag(rec, settings)
         cfg = rec["config"]
-        rows.append({"row": row, "dist": dist, "algorithm": cfg["algorithm"], "seed": cfg["seed"],
-                     "target": cfg["target_acc"], "rounds_run": len(rec["rounds"]), "status": rec["summary"]["status"],
-                     "comm": comm_to_target_mbit(rec, cfg["target_acc"]),
+        target = cfg["target_acc"] + shift
+        rtt = next((r["round"] for r in rec["rounds"] if r.get("test_acc") is not None and r["test_acc"] >= target),
+                   None)
+        rows.append({"row": row, "dist": dist, "algorithm": cfg["algorithm"], "variant": variant(rec, settings),
+                     "seed": cfg["seed"], "target": target, "rounds_run": len(rec["rounds"]),
+                     "status": rec["summary"]["status"], "comm": comm_to_target_mbit(rec, target), "rtt": rtt,
                      "end_mbit": mbit(rec["rounds"][-1]["uplink_bits"]) if rec["rounds"] else 0.0,
+                     "warmup": (cfg.get("hparams") or {}).get("warmup_rounds"),
                      "best_acc": rec["summary"]["best_test_acc"], "d": rec["model"]["num_params"]})
     return pd.DataFrame(rows)
 
 
 def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     out = []
-    for (row, dist, alg), g in runs.groupby(["row", "dist", "algorithm"], sort=False):
-        values = [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in g["comm"]]
+    for (row, dist, alg, var), g in runs.groupby(["row", "dist", "algorithm", "variant"], sort=False):
+        g = g.sort_values("seed")
+        by_seed = {int(s): (None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v))
+                   for s, v in zip(g["seed"], g["comm"])}
+        values = list(by_seed.values())
         reached = [v for v in values if v is not None]
-        out.append({"row": row, "dist": dist, "algorithm": alg, "values": values, "n_seeds": len(values),
-                    "n_reached": len(reached), "cell": comm_cell(values),
+        rtt = {int(s): (None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v))
+               for s, v in zip(g["seed"], g["rtt"])}
+        out.append({"row": row, "dist": dist, "algorithm": alg, "variant": var, "values": values,
+                    "by_seed": by_seed, "rtt_by_seed": rtt, "n_seeds": len(values), "n_reached": len(reached),
+                    "cell": comm_cell(values),
                     "mean": float(np.mean(reached)) if len(reached) == len(values) else math.inf,
                     "std": float(np.std(reached, ddof=1)) if len(reached) == len(values) > 1 else math.nan,
                     "cap_mbit": float(g["end_mbit"].max()), "rounds_run": int(g["rounds_run"].max()),
-                    "target": float(g["target"].iloc[0]), "best_acc": float(g["best_acc"].astype(float).mean())})
+                    "warmup": g["warmup"].iloc[0], "target": float(g["target"].iloc[0]),
+                    "best_acc": float(g["best_acc"].astype(float).mean())})
     return pd.DataFrame(out)
 
 
-def _get(agg: pd.DataFrame, row: str, dist: str, alg: str) -> dict | None:
-    m = agg[(agg["row"] == row) & (agg["dist"] == dist) & (agg["algorithm"] == alg)]
+def _get(agg: pd.DataFrame, row: str, dist: str, alg: str, var: str = "") -> dict | None:
+    m = agg[(agg["row"] == row) & (agg["dist"] == dist) & (agg["algorithm"] == alg) & (agg["variant"] == var)]
     return None if m.empty else m.iloc[0].to_dict()
 
 
@@ -91,13 +125,14 @@ def factor(base: dict | None, ours: dict | None) -> float:
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     runs = run_rows(records, settings)
     agg = aggregate(runs)
+    main = agg[agg["variant"] == ""]
     algs = [a for a in P.ALGORITHMS if a in settings["algorithms"]]
     csv_rows = []
     for dist in settings["distributions"]:
         for row in settings["rows"]:
-            ours = _get(agg, row, dist, OURS)
+            ours = _get(main, row, dist, OURS)
             for alg in algs:
-                r = _get(agg, row, dist, alg)
+                r = _get(main, row, dist, alg)
                 paper = P.COMM_MBIT.get(dist, {}).get(alg, {}).get(row)
                 f = factor(r, ours) if alg != OURS else math.nan
                 csv_rows.append({
@@ -113,61 +148,129 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                     "rounds_run": r["rounds_run"] if r else 0, "uplink_end_mbit": r["cap_mbit"] if r else math.nan,
                 })
     csv = round_floats(pd.DataFrame(csv_rows), 4)
-    return {"records": records, "runs": runs, "agg": agg, "csv": csv, "algorithms": algs,
-            "claims": claims(agg, settings, algs)}
+    claims_ = claims(main, settings, algs)
+    notes = sensitivity_notes(records, settings, algs)
+    for c in claims_:
+        c.evidence += notes.get(c.id, [])
+    abl = ablation.build(records, runs, settings) if settings.get("ablation") else None
+    if abl is not None:
+        claims_ += abl["claims"]
+    return {"records": records, "runs": runs, "agg": agg, "csv": csv, "algorithms": algs, "claims": claims_,
+            "ablation": abl}
 
 
 # ---------------------------------------------------------------------------------------------- claims
-def comm_compare(agg: pd.DataFrame, row: str, dist: str, a: str, b: str, settings) -> C.Comparison:
+def cell_label(settings: Mapping[str, Any], row: str, dist: str) -> str:
+    """The data that ran in one cell, for evidence and the per-seed table: 'digits (mlp_small) Non-IID'."""
+    return f"{run_label(settings, row)} {P.SETTING_NAMES.get(dist, dist)}"
+
+
+def comm_side(r: dict, settings, scale: float = 1.0, name: str | None = None) -> C.Side:
+    """One cell's per-seed Comm. (Mbit; None = target missed, censored at the run's final uplink), times `scale`."""
+    return C.Side(name or NAMES[r["algorithm"]], cell_label(settings, r["row"], r["dist"]), COMM,
+                  {s: None if v is None else scale * v for s, v in r["by_seed"].items()}, scale * r["cap_mbit"])
+
+
+def comm_comparison(agg: pd.DataFrame, settings, row: str, dist: str, a: str, b: str,
+                    scale_a: float = 1.0, name_a: str | None = None) -> C.Comparison | None:
     ra, rb = _get(agg, row, dist, a), _get(agg, row, dist, b)
-    label = f"{run_label(settings, row)} {P.SETTING_NAMES.get(dist, dist)}"
     if ra is None or rb is None:
-        return C.Comparison("unknown", f"{label}: missing runs")
-    # in kbit (2^10 bits): compare_costs bounds a censored run below by cap + 1 unit, negligible in kbit
-    kbit = [[None if v is None else 1024 * v for v in r["values"]] for r in (ra, rb)]
-    cmp = C.compare_costs(kbit[0], kbit[1], 1024 * ra["cap_mbit"], 1024 * rb["cap_mbit"], names=(NAMES[a], NAMES[b]))
-    return C.Comparison(cmp.outcome, f"{label} (kbit): {cmp.text}")
+        return None
+    return C.paired(comm_side(ra, settings, scale_a, name_a), comm_side(rb, settings), higher_is_better=False,
+                    label=cell_label(settings, row, dist), fmt="{:.3g}")
+
+
+def count_side(r: dict | None, settings, row: str, dist: str, name: str | None = None,
+               value: int | None = None) -> C.Side:
+    """A cell's number of seeds reaching the target (one exact number), or the number the paper's cell implies."""
+    return C.Side(name or NAMES[r["algorithm"]], cell_label(settings, row, dist), REACHED,
+                  {ALL_SEEDS: float(r["n_reached"] if value is None else value)})
 
 
 def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]) -> list[C.Claim]:
     rows, dists = settings["rows"], list(settings["distributions"])
-    out = []
+    out: list[C.Claim] = []
     if OURS not in algs:
         return out
-    rule = ("Comm. compared per task and distribution over seeds; a run that never reached the target is censored "
-            "at its final uplink (cost known only to exceed it); every comparison must be 'better' (one standard "
-            "error, see the claims rules)")
+    n_cells = len(rows) * len(dists)
+    data = (f"{n_cells} cells: {len(rows)} tasks ({len({settings['datasets'][r]['dataset'] for r in rows})} distinct "
+            f"datasets: {', '.join(run_label(settings, r) for r in rows)}) × {len(dists)} distributions")
 
-    def versus(cid, others, text, source):
+    def versus(cid, others, text, quote, source="§VII-B2", kind="sentence", scale=1.0, name=None):
         others = [o for o in others if o in algs]
         if not others:
             return
-        comps = [comm_compare(agg, r, d, OURS, o, settings) for d in dists for r in rows for o in others]
-        status, ev = C.all_better(comps)
-        ev += _factor_lines(agg, settings, others)
-        out.append(C.Claim(cid, text, source, status, ev, rule=rule))
+        comps = [comm_comparison(agg, settings, r, d, OURS, o, scale, name) for d in dists for r in rows
+                 for o in others]
+        comps = [c for c in comps if c is not None]
+        notes = [f"data: {data}; {len(comps)} comparisons, Holm-adjusted together"]
+        out.append(C.judge(cid, text, source, comps, kind=kind, quote=quote,
+                           notes=notes + _factor_lines(agg, settings, others)))
 
-    versus("T1.1", [a for a in algs if a != OURS],
-           "FedAdam-SSM needs the least uplink to reach the target, against every baseline, task and distribution",
-           "Table I; §VII-B2 'FedAdam-SSM outperforms baseline algorithms … on convergence rate'")
-    versus("T1.2", ["fairness_top"], "FedAdam-SSM needs less uplink than Fairness-Top (1.10×–2.74×)",
-           "Table I factors; §VII-B2")
-    versus("T1.3", ["fedadam_top"], "FedAdam-SSM needs less uplink than FedAdam-Top (1.37×–5.59×)",
-           "Table I factors; §VII-B2")
-    versus("T1.4", ["fedadam_ssm_m", "fedadam_ssm_v"],
-           "FedAdam-SSM needs less uplink than FedAdam-SSM_M (over 2.19×) and FedAdam-SSM_V (over 2.77×)",
-           "Table I; §VII-B2")
-    versus("T1.5", ["fedadam_local"], "FedAdam-SSM needs less uplink than dense FedAdam (2.94×–8.95×)",
-           "Table I factors")
-    out.append(_reaches_everywhere(agg, settings, "fedadam_local", "T1.6",
-                                   "Dense FedAdam reaches the target in every task and distribution",
-                                   "Table I (finite FedAdam entries everywhere)"))
-    quantized = [a for a in ("onebit_adam", "efficient_adam") if a in algs]
-    if quantized:
-        out.append(_never_reaches(agg, settings, quantized, "T1.7",
-                                  "The quantised baselines (1-bit Adam, Efficient Adam) never reach the target",
-                                  "Table I (∞ in every cell)"))
+    versus("T1.1", [a for a in algs if a != OURS], "FedAdam-SSM needs the least uplink to reach the target, against "
+           "every baseline, task and distribution", QUOTE_ALL)
+    versus("T1.2", ["fairness_top"], "FedAdam-SSM needs less uplink than Fairness-Top (paper: 1.10×–2.74×)", QUOTE_TOP)
+    versus("T1.3", ["fedadam_top"], "FedAdam-SSM needs less uplink than FedAdam-Top (paper: 1.37×–5.59×)", QUOTE_TOP)
+    versus("T1.4", ["fedadam_ssm_m", "fedadam_ssm_v"], "FedAdam-SSM needs less uplink than FedAdam-SSM_M (paper: over "
+           "2.19×) and FedAdam-SSM_V (paper: over 2.77×)", QUOTE_SSM_MV)
+    versus("T1.5", ["fedadam_local"], "FedAdam-SSM needs less uplink than dense FedAdam (factors 2.94×–8.95×)", "",
+           source="Table I (FedAdam row)", kind="table")
+    premise = _reach_claim(agg, settings, [OURS, "fedadam_local"], "T1.6", "FedAdam-SSM and FedAdam, the methods the "
+                           "targets are set from, reach every target on every seed (the target rule's premise)",
+                           "the target rule (params.yaml)", "check", every=True)
+    if premise is not None:
+        out.append(premise)
+    quantised = [a for a in QUANTISED if a in algs]
+    if quantised:
+        out.append(_reach_claim(agg, settings, quantised, "T1.7", "The quantised baselines (1-bit Adam, Efficient "
+                                "Adam) never reach the target", "Table I (∞ in all twelve cells)", "table",
+                                every=False))
+    versus("T1.8", list(SPARSE), "FedAdam-SSM is over 1.1× faster than every sparse FedAdam baseline: 1.1 × its "
+           "Comm. to the target is below theirs", QUOTE_ABSTRACT, source="Abstract", scale=1.1,
+           name="1.1 × FedAdam-SSM")
+    if "onebit_adam" in algs:
+        out.append(_compresses(agg, settings))
     return [c for c in out if c is not None]
+
+
+def _reach_claim(agg, settings, algs, cid, text, source, kind, every: bool) -> C.Claim | None:
+    """Reach counts against the paper's: every seed reaches (`every`) or none does (Table I's ∞), exact per cell."""
+    comps = []
+    for alg in algs:
+        for dist in settings["distributions"]:
+            for row in settings["rows"]:
+                r = _get(agg, row, dist, alg)
+                if r is None:
+                    continue
+                claimed = r["n_seeds"] if every else 0
+                ref = "every seed" if every else "Table I (∞)"
+                comps.append(C.exact(count_side(r, settings, row, dist),
+                                     count_side(None, settings, row, dist, ref, claimed), higher_is_better=True,
+                                     label=cell_label(settings, row, dist), fmt="{:.0f}"))
+    if not comps:
+        return None
+    return C.judge(cid, text, source, comps, kind=kind, aggregate="match",
+                   rule=("exact counts of seeds reaching the target per cell against the count the claim implies; "
+                         "confirmed when every count matches, refuted when one differs"))
+
+
+def _compresses(agg, settings) -> C.Claim:
+    """1-bit Adam reaches the target (or stops) only after its dense warm-up: the compression stage is exercised."""
+    comps = []
+    for dist in settings["distributions"]:
+        for row in settings["rows"]:
+            r = _get(agg, row, dist, "onebit_adam")
+            if r is None:
+                continue
+            label = cell_label(settings, row, dist)
+            rtt = C.Side("1-bit Adam", label, "rounds to target", r["rtt_by_seed"], float(r["rounds_run"]))
+            warm = C.Side("end of 1-bit Adam's warm-up (T_w)", label, "rounds to target",
+                          {s: float(r["warmup"]) for s in r["rtt_by_seed"]})
+            comps.append(C.paired(rtt, warm, higher_is_better=True, label=label, fmt="{:.2g}"))
+    return C.judge("T1.9", "1-bit Adam runs as itself: it reaches the target only in its compressed stage, after "
+                   "its dense warm-up of T_w rounds", "A8 (docs/papers/fedadam_ssm.md)", comps, kind="check",
+                   rule="paired by seed: 1-bit Adam's rounds to target (censored at its run length) against T_w; "
+                        "every cell 'better' (later than the warm-up)")
 
 
 def _factor_lines(agg, settings, others) -> list[str]:
@@ -182,48 +285,23 @@ def _factor_lines(agg, settings, others) -> list[str]:
                 paper_txt = (f"{paper:.2f}×" if paper is not None else
                              (INF_TEXT if paper_comm is not None and math.isinf(paper_comm) else "n/a"))
                 if not math.isnan(f):
-                    lines.append(f"factor {NAMES[o]}/{NAMES[OURS]} on {run_label(settings, row)} "
-                                 f"{P.SETTING_NAMES.get(dist, dist)}: reproduced "
+                    lines.append(f"factor {NAMES[o]}/{NAMES[OURS]} on {cell_label(settings, row, dist)}: reproduced "
                                  f"{'∞' if math.isinf(f) else f'{f:.2f}×'}, paper ({P.TASK_NAMES.get(row, row)}) "
                                  f"{paper_txt}")
     return lines
 
 
-def _reaches_everywhere(agg, settings, alg, cid, text, source) -> C.Claim | None:
-    ev, all_ok, any_none = [], True, False
-    for dist in settings["distributions"]:
-        for row in settings["rows"]:
-            r = _get(agg, row, dist, alg)
-            if r is None:
-                continue
-            ev.append(f"{run_label(settings, row)} {P.SETTING_NAMES.get(dist, dist)}: {r['n_reached']}/"
-                      f"{r['n_seeds']} seeds reached {100 * r['target']:.0f}% within {r['cap_mbit']:.3g} Mbit "
-                      f"({r['rounds_run']} rounds)")
-            all_ok &= r["n_reached"] == r["n_seeds"]
-            any_none |= r["n_reached"] == 0
-    if not ev:
-        return None
-    status = C.CONFIRMED if all_ok else C.REFUTED if any_none else C.INCONCLUSIVE
-    return C.Claim(cid, text, source, status, ev, rule="confirmed if every seed reached every target; refuted if "
-                                                       "no seed reached some target")
-
-
-def _never_reaches(agg, settings, algs, cid, text, source) -> C.Claim:
-    ev, none_reached, some_all = [], True, False
-    for alg in algs:
-        for dist in settings["distributions"]:
-            for row in settings["rows"]:
-                r = _get(agg, row, dist, alg)
-                if r is None:
-                    continue
-                ev.append(f"{NAMES[alg]} on {run_label(settings, row)} {P.SETTING_NAMES.get(dist, dist)}: "
-                          f"{r['n_reached']}/{r['n_seeds']} seeds reached {100 * r['target']:.0f}% "
-                          f"(Comm. {r['cell']} Mbit; run: {r['rounds_run']} rounds, {r['cap_mbit']:.3g} Mbit)")
-                none_reached &= r["n_reached"] == 0
-                some_all |= r["n_reached"] == r["n_seeds"]
-    status = C.CONFIRMED if none_reached else C.REFUTED if some_all else C.INCONCLUSIVE
-    return C.Claim(cid, text, source, status, ev, rule="confirmed if no seed reached any target; refuted if every "
-                                                       "seed reached some target")
+def sensitivity_notes(records, settings, algs) -> dict[str, list[str]]:
+    """How each verdict moves when every target moves by ±SHIFT_PP points (targets were set by a rule, not tuned)."""
+    out: dict[str, list[str]] = {}
+    for sign in (-1, 1):
+        shift = sign * SHIFT_PP / 100
+        agg = aggregate(run_rows(records, settings, shift))
+        for c in claims(agg[agg["variant"] == ""], settings, algs):
+            counts = C._tally(c.evidence)
+            out.setdefault(c.id, []).append(f"target {sign * SHIFT_PP:+d} pp: {c.status}" +
+                                            (f" ({counts})" if counts else ""))
+    return {k: ["sensitivity: " + "; ".join(v)] for k, v in out.items()}
 
 
 # ---------------------------------------------------------------------------------------------- write
@@ -272,32 +350,65 @@ PAPER_NOTES = (
 )
 
 
+def comparison_settings(settings: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The settings table of the comparison (Table I and Figure 2): the shared rows plus targets, run length, and
+    the two quantised baselines' own settings (how 1-bit Adam's warm-up was sized from the budget)."""
+    rows = settings["rows"]
+    out = settings_rows(settings)
+    for dist in settings["distributions"]:
+        out.append((f"target accuracy, {P.SETTING_NAMES.get(dist, dist)}",
+                    " / ".join(f"{P.TARGET_ACC.get(dist, {}).get(r, '—')}%" for r in rows),
+                    " / ".join(f"{100 * settings['targets'][r][dist]:g}%" for r in rows)))
+    out.append(("run length", f"{NOT_GIVEN} (A14)", "; ".join(
+        f"{run_label(settings, r)}: until {settings['budget_mbit'][r]:g} Mbit uplink, at most "
+        f"{settings['datasets'][r]['rounds']} rounds" for r in rows)))
+    if "onebit_adam" in settings["algorithms"]:
+        hp = (settings.get("hparams") or {}).get("onebit_adam", {})
+        frac = hp.get("warmup_frac", 0.2)
+        parts = []
+        for r in rows:
+            cfg = {"dataset": settings["datasets"][r]["dataset"], "model": settings["datasets"][r]["model"]}
+            dense = dense_rounds_in_budget(cfg, float(settings["budget_mbit"][r]))
+            parts.append(f"{run_label(settings, r)}: T_w = max(1, ⌊{frac:g} · {dense}⌋) = "
+                         f"{max(1, math.floor(frac * dense + 1e-9))}")
+        out.append(("1-bit Adam dense warm-up T_w", f"a warm-up stage, length {NOT_GIVEN} (A8)",
+                    f"{frac:g} of the dense FedAdam rounds the budget buys, at least 1 (" + "; ".join(parts)
+                    + "); compressed (2(d + 32) bits per round) from round T_w + 1"))
+    if "efficient_adam" in settings["algorithms"]:
+        q = (settings.get("hparams") or {}).get("efficient_adam", {}).get("quantizer", "sign")
+        out.append(("Efficient Adam quantiser", f"two-way quantisation with error feedback, quantiser {NOT_GIVEN} "
+                    "(A9)", "scaled sign, d + 32 bits per round" if q == "sign" else q))
+    return out
+
+
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     rows = settings["rows"]
-    caps = {r: settings["datasets"][r]["rounds"] for r in rows}
     stand = stand_ins(settings, rows)
     lines = settings_lines(settings, skip=("partition",))
     lines.append("distributions: " + "; ".join(f"{P.SETTING_NAMES.get(k, k)} = " + ", ".join(
         f"{a} {b}" for a, b in v.items()) for k, v in settings["distributions"].items()))
-    lines.append("each run lasts until its uplink per device reaches the budget (" + ", ".join(
-        f"{run_label(settings, r)}: {settings['budget_mbit'][r]:g} Mbit, cap {caps[r]} rounds" for r in rows) + ")")
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     text = header(TITLE, settings, stand, lines, notes)
-    text += "\n" + markdown_tables(result["csv"], settings) + "\n\n"
+    text += "\n### Settings: paper and here\n\n" + R.settings_table(comparison_settings(settings)) + "\n\n"
+    text += markdown_tables(result["csv"], settings) + "\n\n"
     text += ("Cells: reproduced Comm. = cumulative uplink bits per device at the first round whose global test "
              "accuracy reaches the target, in Mbit (1 Mbit = 2^20 bits), mean ± sample std over seeds; ∞ when no "
              "seed reached the target within its run, '∞ (k/n reached)' when only some did. Factors in "
-             "parentheses: baseline / FedAdam-SSM. Uplink bits per round follow §VII-A: dense 3dq; sparse "
+             "parentheses: baseline / FedAdam-SSM (means). Uplink bits per round follow §VII-A: dense 3dq; sparse "
              "min{bitmap, index list} for the masks plus 3kq for the values; scaled signs d + 32 per vector. The "
-             "embedded targets were set once from a pilot run (seed 0) so that FedAdam-SSM and FedAdam reach them "
-             "within the budget; they are not tuned to any paper outcome.\n\n")
+             "embedded targets follow a rule fixed before the reported runs: 90 % of the lowest best accuracy of "
+             "FedAdam-SSM and FedAdam over three held-out pilot seeds (100–102), rounded down to 5 points; how "
+             f"each verdict moves when every target moves by ±{SHIFT_PP} point is in its evidence ('sensitivity').\n\n")
     text += "Paper notes: " + " ".join(PAPER_NOTES) + "\n\n"
+    if result.get("ablation"):
+        text += ablation.markdown(result["ablation"], settings) + "\n\n"
     text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
     paths = [R.write_text(out / "table1.md", text)]
     result["csv"].to_csv(out / "table1.csv", index=False)
     paths.append(out / "table1.csv")
-    numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}/comm_mbit": r["mean"] for _, r in result["agg"].iterrows()}
+    numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}{'/' + r['variant'] if r['variant'] else ''}/comm_mbit":
+               r["mean"] for _, r in result["agg"].iterrows()}
     paths.append(write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
                             files=["table1.md", "table1.csv"], thumbnail=None, numbers=numbers))
     return paths

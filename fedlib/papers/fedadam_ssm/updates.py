@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from fedlib.engine import Simulation
+from fedlib.engine import Simulation, torch_threads
 
 VECTORS = ("dW", "dM", "dV")
 
@@ -35,8 +35,9 @@ def measure_updates(cfg: dict, rounds: Sequence[int], device: int = 0) -> dict:
         return inner(local, server, clients, ctx)
 
     sim.alg = dataclasses.replace(sim.alg, client_end=client_end)
-    for _ in range(max(wanted)):
-        sim.run_round()
+    with torch_threads(sim.cfg.threads):        # the run's own thread count, as `engine.run` uses (same sums)
+        for _ in range(max(wanted)):
+            sim.run_round()
     return {"rounds": sorted(wanted), "log10": seen, "d": sim.oracle.d, "device": device,
             "test_acc": [r["test_acc"] for r in sim.records],
             "algorithm": sim.cfg.algorithm, "dataset": sim.cfg.dataset, "model": sim.cfg.model}

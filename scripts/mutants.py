@@ -1,0 +1,242 @@
+"""Mutation testing of fedlib modules with mutmut 3 (dev dependency): `scripts/mutants.sh MODULE [MODULE ...]`.
+
+MODULE is a path such as `fedlib/algorithms/fedcm.py`, or `fedlib/engine.py::batch,batch_positions` to mutate only
+the named functions or methods of a module. For each module the script
+
+1. makes a scratch copy of fedlib/, tests/ and pyproject.toml under .mutants/<slug>/ whose [tool.mutmut] section
+   mutates only that module and selects only the tests listed for it in MODULE_TESTS (mutmut then runs, for each
+   mutant, only the selected tests that execute the mutated function: it records which tests call which function
+   in a first pass);
+2. runs `mutmut run` there with one worker (the caller's `nice` applies: scripts/mutants.sh runs it at nice 10);
+3. stores the counts and every survivor's diff in docs/mutation-results.json, and
+4. regenerates the mutation section of docs/testing.md, where a survivor listed in scripts/mutants_equivalent.py
+   (one line saying why the change cannot alter any result) counts as equivalent.
+
+Not part of CI: a module takes minutes to an hour on two cores.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "mutation-results.json"
+TESTING = ROOT / "docs" / "testing.md"
+SCRATCH = ROOT / ".mutants"
+BEGIN, END = "<!-- mutation:begin -->", "<!-- mutation:end -->"
+
+REFERENCE = "tests/test_reference_algorithms.py"
+RULES = "tests/test_algorithm_rules.py"
+# The fast tests that exercise each algorithm module: the reference comparison kills almost every mutant; the rules
+# and communication tests pin refusals and counts. (The paper test files add identities but run much longer.)
+ALGORITHM_TESTS = {name: [REFERENCE, RULES, "tests/test_comm.py"] for name in (
+    "fedavg", "scaffold", "localadam", "adam", "fedlada", "tracking", "fedopt", "fedmim", "fedcm", "feddyn",
+    "fedsam", "naive_adaptive", "stem", "fafed", "fedadam_local", "fedadam_sparse", "onebit_adam",
+    "efficient_adam", "base")}
+for name in ("tracking", "adam", "localadam", "fedlada"):       # the parameter-tracking identities (T1–T11)
+    ALGORITHM_TESTS[name].append("tests/test_param_tracking.py")
+ALGORITHM_TESTS["hparams"] = [REFERENCE, RULES, "tests/test_hparams.py", "tests/test_invariants.py"]
+MODULE_TESTS = {
+    **{f"fedlib/algorithms/{name}.py": tests for name, tests in ALGORITHM_TESTS.items()},
+    "fedlib/compress.py": ["tests/test_ssm_compress.py", REFERENCE],
+    "fedlib/data/partition.py": ["tests/test_partitioners.py", "tests/test_invariants.py"],
+    "fedlib/engine.py": [REFERENCE, "tests/test_invariants.py", "tests/test_metrics.py"],
+    "fedlib/metrics.py": ["tests/test_metrics.py", REFERENCE],
+}
+NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
+                            "local_work,_merge_active,clip_by_norm"}
+
+
+def parse(target: str) -> tuple[str, list[str]]:
+    target = NAMED.get(target, target)
+    path, _, names = target.partition("::")
+    return path, [n for n in names.split(",") if n]
+
+
+def slug(path: str, names: list[str]) -> str:
+    base = path.removeprefix("fedlib/").removesuffix(".py").replace("/", ".")
+    return base + ("-" + "-".join(names) if names else "")
+
+
+def mutant_patterns(path: str, names: list[str]) -> list[str]:
+    """mutmut names a mutant `<module>.x_<function>__mutmut_<n>` or `<module>.xǁ<Class>ǁ<method>__mutmut_<n>`."""
+    module = path.removesuffix(".py").replace("/", ".")
+    if not names:
+        return [f"{module}.*"]
+    return [p for n in names for p in (f"{module}.x_{n}__mutmut_*", f"{module}.xǁ*ǁ{n}__mutmut_*")]
+
+
+def prepare(path: str, names: list[str], keep: bool = False) -> Path:
+    """The scratch copy for one module; `keep` reuses its mutants and results and only refreshes the tests."""
+    work = SCRATCH / slug(path, names)
+    if work.exists() and not keep:
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    for part in ("fedlib", "tests"):
+        if keep and part == "fedlib":
+            continue                      # a changed source would regenerate mutants: rerun the module fully
+        shutil.rmtree(work / part, ignore_errors=True)
+        shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
+    tests = MODULE_TESTS.get(path)
+    if tests is None:
+        sys.exit(f"no test selection for {path}; add it to MODULE_TESTS in scripts/mutants.py")
+    config = (ROOT / "pyproject.toml").read_text()
+    config += ("\n[tool.mutmut]\n"
+               'source_paths = ["fedlib/"]\n'
+               f"only_mutate = [{json.dumps(path)}]\n"
+               f"pytest_add_cli_args_test_selection = {json.dumps(tests + ['-m', 'not slow'])}\n"
+               'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
+               "use_git_change_detection = false\n")
+    (work / "pyproject.toml").write_text(config)
+    return work
+
+
+def run_mutmut(work: Path, patterns: list[str]) -> None:
+    env = _env()                      # MUTMUT_PATH: where mutmut is installed, if outside the venv (optional)
+    cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", os.environ.get("MUTMUT_CHILDREN", "1")]
+    subprocess.run(cmd + patterns, cwd=work, env=env, check=False)
+
+
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
+          -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", None: "not checked"}
+
+
+DIFFS = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+names, path = json.load(sys.stdin)
+print(json.dumps({n: get_diff_for_mutant(n, path=path) for n in names}))
+"""
+
+
+def _env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if os.environ.get("MUTMUT_PATH"):
+        env["PYTHONPATH"] = os.environ["MUTMUT_PATH"]
+    return env
+
+
+def collect(work: Path, path: str, patterns: list[str]) -> dict:
+    """Counts by status and each unkilled mutant's diff lines (all diffs in one process)."""
+    import fnmatch
+
+    meta = json.loads((work / "mutants" / (path + ".meta")).read_text())
+    counts: dict[str, int] = {}
+    open_ = {}
+    for name, code in sorted(meta["exit_code_by_key"].items()):
+        if not any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            continue
+        status = STATUS.get(code, "suspicious")
+        counts[status] = counts.get(status, 0) + 1
+        if status in ("survived", "no tests", "suspicious", "not checked"):
+            open_[name] = status
+    if counts.get("killed", 0) == 0 and open_:
+        # mutmut forks workers from a process that has imported fedlib: code run at import time (closures built by a
+        # factory when the module loads) is never mutated in them, so keep algorithm code in plain functions
+        print(f"warning: no mutant of {path} was killed: are its mutations active (import-time code)?")
+    diffs = {}
+    if open_:
+        out = subprocess.run([sys.executable, "-c", DIFFS], cwd=work, env=_env(), capture_output=True, text=True,
+                             input=json.dumps([sorted(open_), path]))
+        diffs = json.loads(out.stdout) if out.returncode == 0 else {}
+    survivors = {name: {"status": status, "diff": [line for line in diffs.get(name, "").splitlines()
+                                                   if line[:1] in "+-" and line[:3] not in ("+++", "---")]}
+                 for name, status in open_.items()}
+    return {"counts": counts, "survivors": survivors}
+
+
+def change(diff: list[str], context: int = 24) -> str:
+    """The mutated fragment of a one-line diff with a little context: `… old …` → `… new …`."""
+    old = [d[1:].strip() for d in diff if d.startswith("-")]
+    new = [d[1:].strip() for d in diff if d.startswith("+")]
+    if len(old) != 1 or len(new) != 1:
+        return re.sub(r"\s+", " ", " / ".join(d.strip() for d in diff))[:200]
+    a, b = old[0], new[0]
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    start = max(0, head - context)
+
+    def cut(s: str) -> str:
+        end = min(len(s), len(s) - tail + context)
+        return ("…" if start else "") + s[start:end] + ("…" if end < len(s) else "")
+    return f"`{cut(a)}` → `{cut(b)}`"
+
+
+def render(results: dict) -> str:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from mutants_equivalent import EQUIVALENT
+
+    lines = ["| module | mutants | killed | timeout | equivalent | survived (not equivalent) "
+             "| killed / non-equivalent |", "|---|---|---|---|---|---|---|"]
+    notes = []
+    for module, res in sorted(results.items()):
+        c = res["counts"]
+        total = sum(c.values())
+        killed, timeout = c.get("killed", 0), c.get("timeout", 0)
+        equivalent = [n for n in res["survivors"] if n in EQUIVALENT]
+        open_ = [n for n in res["survivors"] if n not in EQUIVALENT]
+        caught = killed + timeout
+        denominator = total - len(equivalent)
+        score = f"{100 * caught / denominator:.1f} %" if denominator else "n/a"
+        lines.append(f"| `{module}` | {total} | {killed} | {timeout} | {len(equivalent)} | {len(open_)} | {score} |")
+        for name in sorted(res["survivors"]):
+            diff = change(res["survivors"][name]["diff"]).replace("|", "\\|")
+            verdict = f"equivalent: {EQUIVALENT[name]}" if name in EQUIVALENT else \
+                f"**{res['survivors'][name]['status']}**"
+            notes.append(f"| `{name.split('.')[-1]}` ({module}) | {diff} | {verdict} |")
+    out = "\n".join(lines)
+    if notes:
+        out += "\n\nEvery mutant that no test kills, with its change and why it cannot alter a result:\n\n" \
+               "| mutant | change | verdict |\n|---|---|---|\n" + "\n".join(notes)
+    return out
+
+
+def write_docs(results: dict) -> None:
+    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    text = TESTING.read_text()
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    TESTING.write_text(text[:start] + "\n" + render(results) + "\n" + text[end:])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help="e.g. fedlib/algorithms/fedcm.py or fedlib/engine.py::batch")
+    parser.add_argument("--render-only", action="store_true", help="only regenerate docs/testing.md")
+    parser.add_argument("--survivors", action="store_true",
+                        help="re-test only the last run's non-equivalent survivors with the current tests (the "
+                             "module's earlier run must still be in .mutants/; otherwise the module runs fully)")
+    args = parser.parse_args(argv)
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from mutants_equivalent import EQUIVALENT
+    for target in args.modules if not args.render_only else []:
+        path, names = parse(target)
+        key = slug(path, names)
+        patterns = mutant_patterns(path, names)
+        earlier = SCRATCH / key / "mutants" / (path + ".meta")
+        if args.survivors and earlier.exists() and key in results:
+            again = [n for n in results[key]["survivors"] if n not in EQUIVALENT]
+            if not again:
+                continue
+            work = prepare(path, names, keep=True)
+            run_mutmut(work, again)
+        else:
+            work = prepare(path, names)
+            run_mutmut(work, patterns)
+        results[key] = collect(work, path, patterns)
+        write_docs(results)
+    write_docs(results)
+
+
+if __name__ == "__main__":
+    main()

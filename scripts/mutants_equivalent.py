@@ -1,0 +1,58 @@
+"""Surviving mutants that are equivalent: the change cannot alter any result of fedlib. One line each, why.
+
+Keys are mutmut's mutant names (stable while the function's source is unchanged); scripts/mutants.py marks these
+survivors as equivalent in docs/testing.md. A survivor not listed here is a gap in the tests.
+"""
+_DEVICE = "the engine moves all initial state to its device (engine.init_state), so the creation device is moot"
+_DISP_DTYPE = ("dtype of an all-zero tensor: round 1's momentum is zero in any dtype, and torch.cat promotes the "
+               "stored displacements to the run's dtype in round 1's server update")
+_ALPHA_MAX = ("an α_j ≥ 1 (all α_j ≥ 0, a negative one is refused first) makes Σ α_j ≥ 1, refused by the sum "
+              "test, so the bound on a single α_j never decides")
+_CPU_DEVICE = ("the same tensor on CPU; on CUDA it would sit on the CPU and the next op raises a device mismatch "
+               "(a crash, never a silent change), which only a GPU run can show")
+_EXPAND = "m is already [C, d] when it is not 1-D, and expand(C, -1) of a [C, d] tensor is the same tensor"
+_LONG_K = "K_i stays an integer tensor: float64 / int64 is true division with the same values"
+_STEPS = "every cohort client takes K_i ≥ 1 steps (local_steps ≥ 1; local_epochs clamps to 1), so > 0 and ≥ 0 agree"
+_ONE_INIT = "TRACKING_INITS has a single entry, and str.join of one item never uses its separator"
+_EMPTY_DRAW = ("only when Y = 0, i.e. tracking_size = 0 in every round: the extra empty draw advances a generator "
+               "that nothing else of the run reads, and the mask stays all False")
+_M_ROW = ("the [d] momentum broadcasts against the [C, d] gradients in the round's first step (which every client "
+          "takes), giving each client the same row, and is [C, d] from then on")
+_AXIS = "the cohort tensors here are always 2-D [C, d], where axis +1 and axis −1 are the same axis"
+
+EQUIVALENT: dict[str, str] = {
+    "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
+    "fedlib.algorithms.adam.x_init_client_moments__mutmut_12": _DEVICE,
+    "fedlib.algorithms.adam.x_init_client_moments__mutmut_23": _DEVICE,
+    "fedlib.algorithms.adam.x_init_client_moments__mutmut_27": _DEVICE,
+    "fedlib.algorithms.fedlada.x_init__mutmut_22": _DEVICE,
+    "fedlib.algorithms.fedlada.x_init__mutmut_26": _DEVICE,
+    "fedlib.algorithms.tracking.x_client_end__mutmut_7": _CPU_DEVICE,
+    "fedlib.algorithms.tracking.x_client_end__mutmut_10": _STEPS,
+    "fedlib.algorithms.tracking.x_init__mutmut_17": _ONE_INIT,
+    "fedlib.algorithms.tracking.x_init__mutmut_30": _DEVICE,
+    "fedlib.algorithms.tracking.x_init__mutmut_34": _DEVICE,
+    "fedlib.algorithms.tracking.x_sample_tracking_subset__mutmut_11": _EMPTY_DRAW,
+    "fedlib.algorithms.tracking.x_sample_tracking_subset__mutmut_19": _CPU_DEVICE,
+    "fedlib.algorithms.naive_adaptive.x_init__mutmut_8": _DEVICE,
+    "fedlib.algorithms.naive_adaptive.x_init__mutmut_12": _DEVICE,
+    "fedlib.algorithms.stem.x_client_begin__mutmut_20": _M_ROW,
+    "fedlib.algorithms.stem.x_init_state__mutmut_12": _DEVICE,
+    "fedlib.algorithms.stem.x_init_state__mutmut_15": _DEVICE,
+    "fedlib.algorithms.fafed.x_client_begin__mutmut_20": _M_ROW,
+    "fedlib.algorithms.fafed.x_client_begin__mutmut_30": _M_ROW.replace("momentum", "second moment"),
+    "fedlib.algorithms.fedadam_sparse.x_client_end__mutmut_11": _AXIS,
+    "fedlib.algorithms.fedadam_sparse.x_fairness_mask__mutmut_27": _AXIS,
+    "fedlib.algorithms.fedcm.x_init__mutmut_10": _DEVICE,
+    "fedlib.algorithms.fedcm.x_init__mutmut_13": _DEVICE,
+    "fedlib.algorithms.fedmim.x_init__mutmut_9": _DISP_DTYPE,
+    "fedlib.algorithms.fedmim.x_init__mutmut_10": _DEVICE,
+    "fedlib.algorithms.fedmim.x_init__mutmut_13": _DISP_DTYPE,
+    "fedlib.algorithms.fedmim.x_init__mutmut_14": _DEVICE,
+    "fedlib.algorithms.fedmim.x_client_begin__mutmut_9": _LONG_K,
+    "fedlib.algorithms.fedmim.x_client_begin__mutmut_48": _EXPAND,
+    "fedlib.algorithms.fedmim.x_momentum__mutmut_6": _CPU_DEVICE,
+    "fedlib.algorithms.fedmim.x_momentum__mutmut_9": _CPU_DEVICE,
+    "fedlib.algorithms.fedmim.x__alphas__mutmut_8": _ALPHA_MAX,
+    "fedlib.algorithms.fedmim.x__alphas__mutmut_9": _ALPHA_MAX,
+}

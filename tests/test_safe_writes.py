@@ -1,0 +1,370 @@
+"""A failed stage never damages the committed reports, and one failed record write never aborts a fan-out.
+
+* An artefact's files are written into a staging folder, checked, then renamed into place all in a row
+  (fedlib/reporting/staged.py): under a file-size limit, a read-only committed file, a directory in place of a file,
+  a failing rename, or a SIGKILL half-way, the committed set stays byte for byte.
+* `run_many` keeps going when one record cannot be written and names every unwritten record in one line.
+* Those failures reach a notebook (what `dvc repro` runs) as one line, not a traceback.
+
+The artefact is FAdamGT Figure 3's real `write()` on a tiny real result (6 two-round runs, cached per module).
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fedlib import experiments
+from fedlib.papers.fadamgt import fig3
+from fedlib.reporting import artefact as A
+from fedlib.reporting import notebook, profiles, report, staged
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ["fig3.csv", "fig3.json", "fig3.md", "fig3.png", "fig3.svg"]    # (+ fig3_seeds.csv where claims have one)
+TINY = {"seeds": [0], "alpha_grid": [0.1, 1.0], "datasets": {"cifar100": {"rounds": 2}}}
+OTHER = {"seeds": [0], "alpha_grid": [0.1], "datasets": {"cifar100": {"rounds": 2}}}   # a subset: no new runs
+
+
+def settings_of(overrides: dict) -> dict:
+    return profiles.load_settings("fadamgt_fig3", "embedded", overrides, ROOT / "params.yaml", schema=fig3.PARAMS)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    """The run cache of the tiny Figure 3 (both result variants read their runs from it)."""
+    path = tmp_path_factory.mktemp("fig3cache")
+    experiments.run_many(fig3.configs(settings_of(TINY)), path, workers=1, verbose=False)
+    return path
+
+
+def build(overrides: dict, cache: Path) -> tuple[dict, dict]:
+    settings = settings_of(overrides)
+    records = experiments.run_many(fig3.configs(settings), cache, workers=1, verbose=False)
+    return fig3.build(records, settings), settings
+
+
+def write(out: Path, overrides: dict, cache: Path) -> list[Path]:
+    result, settings = build(overrides, cache)
+    return staged.write_artefact(out, "fig3", lambda folder: fig3.write(result, settings, folder))
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    """The plain files directly in `folder` with their bytes (the committed set)."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if not p.is_file() or p.name.startswith("."))
+
+
+@pytest.fixture
+def committed(tmp_path, cache) -> tuple[Path, dict[str, bytes]]:
+    """reports/fadamgt/ holding a complete Figure 3 set, and its bytes."""
+    out = tmp_path / "reports" / "fadamgt"
+    write(out, TINY, cache)
+    return out, files(out)
+
+
+def assert_one_line(message: str, *words: str) -> None:
+    assert len(message.strip().splitlines()) == 1 and "Traceback" not in message, message
+    for w in words:
+        assert w in message, (w, message)
+
+
+# ================================================================================ the transaction
+def test_a_write_publishes_the_whole_set_and_replaces_it_whole(committed, cache):
+    out, before = committed
+    assert set(FILES) <= set(before) and leftovers(out) == []
+    assert json.loads(before["fig3.json"])["numbers"].keys() >= {"alpha0.1/FAdamGT/rounds", "alpha1/FAdamGT/rounds"}
+    paths = write(out, OTHER, cache)
+    after = files(out)
+    assert sorted(p.name for p in paths) == sorted(before) and all(p.parent == out for p in paths)
+    assert sorted(after) == sorted(before) and leftovers(out) == []
+    for name in ("fig3.csv", "fig3.md", "fig3.json"):         # every file describes the new, one-α grid
+        assert after[name] != before[name], name
+    assert "alpha1/FAdamGT/rounds" not in json.loads(after["fig3.json"])["numbers"]
+
+
+def _child(script: str, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "agg"}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, env=env,
+                          timeout=300, **kw)
+
+
+CHILD_PRELUDE = """
+    import json, os, resource, signal, sys
+    from pathlib import Path
+    sys.path.insert(0, {tests!r})
+    from test_safe_writes import build, OTHER
+    from fedlib.papers.fadamgt import fig3
+    from fedlib.reporting import staged
+    result, settings = build(OTHER, Path({cache!r}))
+    out = Path({out!r})
+"""
+
+
+def test_file_size_limit_leaves_the_committed_set(committed, cache):
+    """The notebook step under `ulimit -f 60` (SIGXFSZ ignored, so the write gets EFBIG): one line naming fig3.png
+    and the limit; not one committed byte changes (before staging, fig3.png was left cut at 61,440 bytes)."""
+    out, before = committed
+    assert len(before["fig3.png"]) > 60 * 1024                  # the figure cannot fit under the limit
+    script = CHILD_PRELUDE + """
+    from fedlib.reporting import artefact as A, notebook
+    nb = notebook.Notebook(fig3, A.of(fig3), {{"out_dir": str(out)}}, settings)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (60 * 1024, resource.RLIM_INFINITY))
+    try:
+        nb.artefact(result["records"], show=False)
+    except staged.ReportWriteFailed as exc:
+        print(exc, file=sys.stderr)
+        sys.exit(1)
+    """
+    proc = _child(script.format(tests=str(ROOT / "tests"), cache=str(cache), out=str(out)))
+    assert proc.returncode == 1, proc.stderr
+    assert_one_line(proc.stderr, str(out / "fig3.png"), "File too large", "ulimit -f", "61440 bytes", "unchanged")
+    assert files(out) == before and leftovers(out) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+def test_read_only_committed_file_leaves_the_committed_set(committed, cache):
+    """A read-only fig3.md (a request not to overwrite it) refuses the whole set: before staging, png/svg/csv were
+    rewritten for the new seeds while md/json still described the old ones."""
+    out, before = committed
+    (out / "fig3.md").chmod(0o444)
+    try:
+        with pytest.raises(staged.ReportWriteFailed) as err:
+            write(out, OTHER, cache)
+    finally:
+        (out / "fig3.md").chmod(0o644)
+    assert_one_line(str(err.value), str(out / "fig3.md"), "read-only")
+    assert files(out) == before and leftovers(out) == []
+
+
+def test_a_directory_in_place_of_a_file_leaves_the_committed_set(committed, cache):
+    out, before = committed
+    (out / "fig3.csv").unlink()
+    (out / "fig3.csv").mkdir()
+    before.pop("fig3.csv")
+    with pytest.raises(staged.ReportWriteFailed) as err:
+        write(out, OTHER, cache)
+    assert_one_line(str(err.value), str(out / "fig3.csv"), "is a directory")
+    assert files(out) == before and (out / "fig3.csv").is_dir()
+    assert leftovers(out) == ["fig3.csv"]
+
+
+def test_a_failing_rename_puts_the_previous_files_back(committed, cache, monkeypatch):
+    out, before = committed
+    real, calls = os.replace, []
+
+    def replace(src, dst):
+        if Path(dst).parent == out:
+            calls.append(Path(dst).name)
+            if len(calls) == 3:                                 # the third rename into out (fig3.csv) fails
+                raise OSError(errno.EIO, "Input/output error")
+        return real(src, dst)
+    monkeypatch.setattr(staged.os, "replace", replace)
+    with pytest.raises(staged.ReportWriteFailed) as err:
+        write(out, OTHER, cache)
+    monkeypatch.undo()
+    assert calls[:3] == ["fig3.png", "fig3.svg", "fig3.csv"]   # png and svg were replaced, then put back
+    assert_one_line(str(err.value), "Input/output error", str(out / "fig3.csv"))
+    assert files(out) == before and leftovers(out) == []
+
+
+def test_a_write_that_fails_names_the_file_it_was_writing(committed, cache, monkeypatch):
+    """An error raised while writing a file (here the Markdown page: a full disk) names that file."""
+    out, before = committed
+    real = report.write_text
+
+    def full(path, text):
+        if Path(path).name == "fig3.md":
+            Path(path).write_bytes(b"# half a page")
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, text)
+    monkeypatch.setattr(report, "write_text", full)
+    with pytest.raises(staged.ReportWriteFailed) as err:
+        write(out, OTHER, cache)
+    assert_one_line(str(err.value), str(out / "fig3.md"), "No space left on device")
+    assert files(out) == before and leftovers(out) == []
+
+
+def test_a_write_killed_between_files_leaves_the_committed_set(committed, cache):
+    """SIGKILL after fig3.png, .svg and .csv were written, before fig3.md: the committed set is untouched, and the
+    next write removes the dead writer's staging folder."""
+    out, before = committed
+    script = CHILD_PRELUDE + """
+    from fedlib.reporting import report
+    real = report.write_text
+    def killed(path, text):
+        if Path(path).name == "fig3.md":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(path, text)
+    report.write_text = killed
+    staged.write_artefact(out, "fig3", lambda folder: fig3.write(result, settings, folder))
+    """
+    proc = _child(script.format(tests=str(ROOT / "tests"), cache=str(cache), out=str(out)))
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert files(out) == before
+    orphan = [p for p in out.iterdir() if p.name.startswith(staged.PREFIX)]
+    assert len(orphan) == 1 and sorted(p.name for p in orphan[0].iterdir()) == ["fig3.csv", "fig3.png", "fig3.svg"]
+    write(out, OTHER, cache)
+    assert leftovers(out) == [] and sorted(files(out)) == sorted(before)
+
+
+def test_a_write_killed_between_renames_is_finished_by_the_next_call(committed, cache, tmp_path):
+    """SIGKILL after 2 of the 5 renames: the COMMIT marker lets `recover` finish the other 3, so the folder holds
+    the complete new set (byte-identical to one written without a kill), never a mix."""
+    out, before = committed
+    reference = tmp_path / "reference"
+    write(reference, OTHER, cache)
+    script = CHILD_PRELUDE + """
+    real, done = os.replace, []
+    def replace(src, dst):
+        if Path(dst).parent == out and Path(src).parent.name.startswith(staged.PREFIX):
+            if len(done) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+            done.append(dst)
+        return real(src, dst)
+    staged.os.replace = replace
+    staged.write_artefact(out, "fig3", lambda folder: fig3.write(result, settings, folder))
+    """
+    proc = _child(script.format(tests=str(ROOT / "tests"), cache=str(cache), out=str(out)))
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    mixed = files(out)
+    assert sum(mixed[n] != before[n] for n in before) == 2            # the kill landed between two renames
+    assert sorted(staged.recover(out)) == sorted(n for n in before if mixed[n] == before[n])
+    assert files(out) == files(reference) and leftovers(out) == []
+
+
+@pytest.mark.parametrize("name, data, why", [
+    ("a.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 100, "not a complete PNG"),
+    ("a.json", b'{"claims": [1, 2', "does not parse as JSON"),
+    ("a.json", b'{"x": NaN}', "does not parse as JSON"),
+    ("a.csv", b"a,b\n1,2\n3\n", "not a CSV table"),
+    ("a.svg", b"<svg><g></svg>", "does not parse as SVG"),
+    ("a.md", b"\xff\xfe", "not UTF-8"),
+    ("a.md", b"", "empty"),
+])
+def test_check_file_refuses_incomplete_files(tmp_path, name, data, why):
+    (tmp_path / name).write_bytes(data)
+    reason = staged.check_file(tmp_path / name)
+    assert reason is not None and why in reason, reason
+
+
+def test_check_file_accepts_complete_files(committed):
+    out, before = committed
+    assert [staged.check_file(out / n) for n in before] == [None] * len(before)
+
+
+def test_reports_index_is_written_whole_or_refused_in_one_line(committed, capsys):
+    """reports/README.md and reports/scorecard.md go through the same staged write: a read-only scorecard refuses
+    both, and an artefact json that cannot be read is named in one line; the index pages stay as they were."""
+    from fedlib.reporting import index
+
+    out, _ = committed
+    root = out.parent
+    assert index.main([str(root)]) == 0
+    pages = files(root)
+    assert sorted(pages) == ["README.md", "scorecard.md"] and b"fig3.md" in pages["README.md"]
+    (out / "fig3.json").write_text((out / "fig3.json").read_text().replace('"title": "', '"title": "New '))
+    (root / "scorecard.md").chmod(0o444)
+    capsys.readouterr()
+    try:
+        assert index.main([str(root)]) == 1
+    finally:
+        (root / "scorecard.md").chmod(0o644)
+    assert_one_line(capsys.readouterr().err, str(root / "scorecard.md"), "read-only", "unchanged")
+    assert files(root) == pages and leftovers(root) == ["fadamgt"]
+    (out / "broken.json").mkdir()                               # a json path that cannot be read
+    assert index.main([str(root)]) == 1
+    assert_one_line(capsys.readouterr().err, "cannot read", "broken.json", "Is a directory", "unchanged")
+    assert files(root) == pages
+
+
+# ================================================================================ run_many
+RUN = dict(dataset="digits", n_clients=6, clients_per_round=3, rounds=2, local_steps=1, batch_size=16,
+           partition="iid")
+SEEDS = [{**RUN, "seed": s} for s in range(4)]
+
+
+def test_one_record_path_that_is_a_directory_leaves_every_other_record_written(tmp_path, capsys):
+    blocked = experiments.fingerprint(SEEDS[1])
+    experiments.record_path(tmp_path, blocked).mkdir(parents=True)
+    with pytest.raises(experiments.RunsFailed) as err:
+        experiments.run_many(SEEDS, tmp_path, workers=1)
+    message = str(err.value)
+    assert_one_line(message, "1 of 4 run record(s) could not be written",
+                    f"{experiments.record_path(tmp_path, blocked)}: is a directory")
+    assert err.value.unwritten.keys() == {blocked} and not err.value.failures
+    for cfg in SEEDS[:1] + SEEDS[2:]:
+        assert experiments.load_cached(cfg, tmp_path) is not None, cfg["seed"]
+    assert "3 to run on this process" in capsys.readouterr().out     # the doomed run was not even computed
+
+
+def test_a_full_disk_on_one_record_leaves_every_other_record_written(tmp_path, monkeypatch):
+    real, full = experiments.write_record_atomic, experiments.fingerprint(SEEDS[0])
+
+    def write(path, record):
+        if record["fingerprint"] == full:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, record)
+    monkeypatch.setattr(experiments, "write_record_atomic", write)
+    with pytest.raises(experiments.RunsFailed) as err:
+        experiments.run_many(SEEDS, tmp_path, workers=1, verbose=False)
+    assert_one_line(str(err.value), "1 of 4 run record(s) could not be written",
+                    f"{experiments.record_path(tmp_path, full)}: No space left on device", "every other record")
+    assert sorted(p.stem for p in tmp_path.glob("*.json")) == sorted(experiments.fingerprint(c) for c in SEEDS[1:])
+
+
+def test_failures_render_as_one_line_in_a_notebook():
+    """IPython (and so papermill, and `dvc repro`) shows `_render_traceback_` instead of the frames."""
+    for exc in (experiments.RunsFailed({}, 3, {"ab": "runs/x/ab.json: Is a directory"}),
+                staged.ReportWriteFailed("cannot write fig3 into reports/fadamgt: fig3.png: File too large")):
+        assert exc._render_traceback_() == [f"{type(exc).__name__}: {exc}"]
+        assert len(str(exc).splitlines()) == 1
+
+
+def test_a_notebook_stage_with_an_unwritable_record_fails_in_one_line(tmp_path):
+    """What `dvc repro fadamgt_fig3` runs (papermill), with one run-record path taken by a directory: the failing cell
+    shows one line naming the record, the other records are written, and reports/ is untouched."""
+    papermill = pytest.importorskip("papermill")
+    settings = settings_of(TINY)
+    configs = fig3.configs(settings)
+    cache = tmp_path / "runs" / "fadamgt" / "fig3"
+    blocked = experiments.record_path(cache, experiments.fingerprint(configs[0]))
+    blocked.mkdir(parents=True)
+    reports = tmp_path / "reports" / "fadamgt"
+    reports.mkdir(parents=True)
+    (reports / "fig3.md").write_text("committed\n")
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        papermill.execute_notebook(
+            str(ROOT / "notebooks" / "fadamgt_fig3.ipynb"), str(tmp_path / "executed.ipynb"), kernel_name="python3",
+            progress_bar=False, cwd=str(tmp_path), start_timeout=120,
+            parameters={"overrides": TINY, "params_file": str(ROOT / "params.yaml"), "workers": 1,
+                        "out_dir": str(reports), "cache_dir": str(cache)})
+    assert err.value.ename == "RunsFailed" and len(err.value.traceback) == 1, err.value.traceback
+    assert_one_line(err.value.traceback[0], str(blocked), "is a directory")
+    assert len(list(cache.glob("*.json"))) == len(configs)           # the other 5 records + the directory
+    assert files(reports) == {"fig3.md": b"committed\n"}
+
+
+def test_notebook_artefact_goes_through_the_staged_write(committed, cache, monkeypatch):
+    """Notebook.artefact publishes through staged.write_artefact: write() sees a staging folder, never out_dir."""
+    out, _ = committed
+    seen = []
+    real = fig3.write
+    monkeypatch.setattr(fig3, "write", lambda result, settings, folder: seen.append(Path(folder)) or real(
+        result, settings, folder))
+    result, settings = build(OTHER, cache)
+    nb = notebook.Notebook(fig3, A.of(fig3), {"out_dir": str(out)}, settings)
+    before = files(out)
+    nb.artefact(result["records"], show=False)
+    assert len(seen) == 1 and seen[0].parent == out and seen[0].name.startswith(staged.PREFIX)
+    assert sorted(files(out)) == sorted(before) and files(out) != before and leftovers(out) == []
