@@ -183,6 +183,8 @@ def _num(v, fmt):
 def _side_summary(side: Side, fmt: str) -> str:
     vals = list(side.values.values())
     got = [v for v in vals if v is not None]
+    if not vals:
+        return "n/a (no seeds)"
     if len(got) == len(vals):
         return fmt.format(float(np.mean(got)))
     cap = "?" if side.cap is None else f"{side.cap:g}"
@@ -271,10 +273,37 @@ def _verdict_peak(comps: Sequence[Comparison]) -> str:
     return INCONCLUSIVE
 
 
+#: the largest gain a claim of "no (visible) gain" tolerates: 10 % of the other method's mean
+NO_GAIN_MARGIN = 0.10
+
+
+def _verdict_no_gain(comps: Sequence[Comparison]) -> str:
+    """'A brings no gain over B' (e.g. "incorporating ET doesn't bring visible improvement"): refuted when one
+    comparison is significantly better for A (the gain the claim denies); confirmed when none is better and each
+    comparison's 95 % interval excludes a gain larger than NO_GAIN_MARGIN of B's mean, with no censored value on B's
+    side (a cap understates B's cost, hence A's gain); inconclusive otherwise, so that a tie from too few seeds does
+    not confirm. Two comparisons with the sides swapped make a claim of equivalence ("the gap becomes negligible")."""
+    if not comps:
+        return INCONCLUSIVE
+    if any(c.outcome == "better" for c in comps):
+        return REFUTED
+    for c in comps:
+        d = c.diff
+        if c.exact or d is None or d.n < 2 or c.outcome == "unknown" or c.b is None:
+            return INCONCLUSIVE
+        b_vals = list(c.b.values.values())
+        if any(v is None for v in b_vals):
+            return INCONCLUSIVE
+        largest_gain = d.hi if c.higher_is_better else -d.lo
+        if largest_gain > NO_GAIN_MARGIN * abs(float(np.mean(b_vals))):
+            return INCONCLUSIVE
+    return CONFIRMED
+
+
 #: how a claim's (adjusted) comparisons make its verdict; `recompute` looks the claim's `aggregate` up here
 AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {
     "all": _verdict_all, "majority": _verdict_majority, "unconfirmable": _verdict_unconfirmable,
-    "match": _verdict_match, "peak": _verdict_peak}
+    "match": _verdict_match, "peak": _verdict_peak, "no_gain": _verdict_no_gain}
 
 
 def evidence_line(c: Comparison) -> str:

@@ -56,9 +56,15 @@ class Notebook:
         return [{**c, "cpu_path": c.get("cpu_path", "portable")} for c in self.module.configs(self.settings)]
 
     def runs(self, show: bool = True) -> list[dict]:
-        """Run (or read back from the run cache) every configuration the artefact needs; show a table of them."""
+        """Run (or read back from the run cache) every configuration the artefact needs; show a table of them.
+        Configurations another artefact has already run (the module's `BORROWS`) are first copied from its cache."""
         from fedlib.experiments import run_many
 
+        borrow = getattr(self.module, "BORROWS", None)
+        if borrow:
+            copied = borrow_runs(self.configs(), self.params["cache_dir"], borrow)
+            print(f"[{self.art.name}] {copied} run(s) copied from the run cache of {borrow} (the same "
+                  "configurations)")
         records = run_many(self.configs(), self.params["cache_dir"], self.params["workers"],
                            force=self.params["force_recompute"], label=self.art.name)
         if show:
@@ -103,6 +109,33 @@ class Notebook:
 
 
 CLAIMS_HEADING = "## Claims checked on the reproduced numbers"
+
+
+def borrow_runs(configs: list[dict], cache_dir: str | Path, source: str) -> int:
+    """Copy into `cache_dir` the records of `configs` that artefact `source` of the same paper has already run (its
+    run cache beside ours: <cache_dir>/../<source>/). The same configuration has the same fingerprint, so the run
+    is read instead of recomputed, and each artefact's cache stays complete on its own. Only well-formed records of
+    this fedlib version are copied (written under a temporary name, then renamed); returns how many; the others are
+    run (or read back) by `run_many` as usual."""
+    from fedlib.experiments import fingerprint, load_cached, record_path, write_record_atomic
+
+    own = Path(cache_dir)
+    other = own.parent / source
+    if not other.is_dir() or other.resolve() == own.resolve():
+        return 0
+    own.mkdir(parents=True, exist_ok=True)
+    copied = 0
+    for cfg in configs:
+        fp = fingerprint(cfg)
+        dst = record_path(own, fp)
+        if dst.exists():
+            continue
+        record = load_cached(cfg, other)
+        if record is None:
+            continue
+        write_record_atomic(dst, record)
+        copied += 1
+    return copied
 
 
 def start(module: ModuleType, ip=None, show: bool = True) -> Notebook:

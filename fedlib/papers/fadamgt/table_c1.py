@@ -14,8 +14,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.fadamgt import reference as P
-from fedlib.papers.fadamgt.common import header, settings_lines, write_meta
-from fedlib.reporting import describe as D
+from fedlib.papers.fadamgt.common import LORA_DOC, header, settings_lines, settings_table, stand_ins, step, write_meta
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
 from fedlib.reporting.tables import markdown_table
@@ -67,15 +66,21 @@ def state_share(cfg) -> dict:
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     settings = source_settings(settings)
     rows, models = [], []
-    for row in settings["rows"]:
+    for row in P.PEFT_DATASETS:
+        paper = P.TABLE_C1[row]
+        if row not in settings["rows"]:
+            why = (settings.get("not_run") or {}).get(row, "")
+            rows.append({"paper_dataset": P.PEFT_DATASETS[row], "dataset": "not run at this scale",
+                         "paper_lr": paper["lr"], "lr": "", "paper_server_lr": paper["server_lr"], "server_lr": "",
+                         "paper_target": paper["target"], "target_acc": "", "rounds_cap": "", "why_not_run": why})
+            continue
         cfg = resolved(settings, row)
-        paper = P.TABLE_C1.get(row, {})
-        rows.append({"paper_dataset": P.PEFT_DATASETS.get(row, row), "dataset": cfg.dataset,
-                     "paper_lr": paper.get("lr", ""), "lr": cfg.lr, "paper_server_lr": paper.get("server_lr", ""),
-                     "server_lr": cfg.server_lr, "paper_target": paper.get("target", ""),
-                     "target_acc": cfg.target_acc, "rounds_cap": cfg.rounds})
+        rows.append({"paper_dataset": P.PEFT_DATASETS[row], "dataset": cfg.dataset,
+                     "paper_lr": paper["lr"], "lr": cfg.lr, "paper_server_lr": paper["server_lr"],
+                     "server_lr": cfg.server_lr, "paper_target": paper["target"],
+                     "target_acc": cfg.target_acc - step(settings), "rounds_cap": cfg.rounds, "why_not_run": ""})
         share = state_share(cfg)
-        models.append({"paper_dataset": P.PEFT_DATASETS.get(row, row), "model": cfg.model,
+        models.append({"paper_dataset": P.PEFT_DATASETS[row], "model": cfg.model,
                        **{k: (",".join(v) if isinstance(v, list) else v) for k, v in cfg.model_options.items()},
                        "trainable": share["trainable"], "frozen": share["frozen"],
                        "lora_over_frozen_pct": round(100 * share["lora"] / share["frozen"], 3),
@@ -86,7 +91,9 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     from fedlib.models.gpt2_lora import paper_state_size
 
     small = paper_state_size(num_labels=2)           # GPT-2 small, r = 16 on the four projections, shape only
-    return {"records": [], "csv": pd.DataFrame(rows), "models": pd.DataFrame(models), "claims": [],
+    csv = pd.DataFrame(rows)
+    csv["target_acc"] = [round(v, 6) if isinstance(v, float) else v for v in csv["target_acc"]]
+    return {"records": [], "csv": csv, "models": pd.DataFrame(models), "claims": [],
             "settings": {**settings, "section": "fadamgt_table_c1"},
             "gpt2_small_share": small["lora"] / small["frozen"]}
 
@@ -94,9 +101,15 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     settings = result["settings"]
-    stand = D.stand_ins(settings, settings["rows"], P.PEFT_DATASETS)
-    text = header(TITLE, settings, stand, settings_lines(settings, skip=("lr", "server_lr", "lada")), [])
-    text += "\n### Learning rates and targets: paper beside used\n\n" + markdown_table(result["csv"]) + "\n\n"
+    stand = stand_ins(settings, settings["rows"], P.PEFT_DATASETS)
+    text = header(TITLE, settings, stand, settings_lines(settings, skip=("lr", "server_lr", "lada")),
+                  ["Reads no runs: tabulates the settings of Table 2's block (params.yaml section fadamgt_table2, "
+                   "same profile)."], LORA_DOC)
+    text += ("\n### Settings: paper and here\n\n"
+             + settings_table(settings, P.paper_settings("table_c1"), settings["rows"], paper_names=P.PEFT_DATASETS,
+                              names=P.FEDIT_NAMES, skip=("FedLADA α",), here={"η_g": "per row (below)"}) + "\n\n")
+    text += ("### Learning rates and targets: paper beside used (every paper row)\n\n" + markdown_table(result["csv"])
+             + "\n\n")
     text += ("### Model, LoRA and optimiser settings used (the paper states none of the model settings, spec A16)"
              "\n\n" + markdown_table(result["models"]) + "\n\n")
     text += (f"The paper says the transmitted weights are {P.PEFT_SETTINGS['transmitted_share']} of the weights a "
@@ -109,5 +122,6 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     numbers = {f"{r['paper_dataset']}/lora_over_frozen_pct": r["lora_over_frozen_pct"]
                for _, r in result["models"].iterrows()}
     paths.append(write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=[],
-                            files=["table_c1.md", "table_c1.csv"], thumbnail=None, numbers=numbers))
+                            files=["table_c1.md", "table_c1.csv"], thumbnail=None, numbers=numbers,
+                            paper_names=P.PEFT_DATASETS))
     return paths
