@@ -19,6 +19,7 @@ _EMPTY_DRAW = ("only when Y = 0, i.e. tracking_size = 0 in every round: the extr
 _M_ROW = ("the [d] momentum broadcasts against the [C, d] gradients in the round's first step (which every client "
           "takes), giving each client the same row, and is [C, d] from then on")
 _AXIS = "the cohort tensors here are always 2-D [C, d], where axis +1 and axis −1 are the same axis"
+_UNREAD = "fedadam_local's {} does not read this argument (the FedAdam triple lives on the server)"
 
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
@@ -43,6 +44,17 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.fafed.x_client_begin__mutmut_30": _M_ROW.replace("momentum", "second moment"),
     "fedlib.algorithms.fedadam_sparse.x_client_end__mutmut_11": _AXIS,
     "fedlib.algorithms.fedadam_sparse.x_fairness_mask__mutmut_27": _AXIS,
+    "fedlib.algorithms.onebit_adam.x_client_begin__mutmut_2": _UNREAD.format("client_begin"),
+    "fedlib.algorithms.onebit_adam.x_client_end__mutmut_4": _UNREAD.format("client_end"),
+    "fedlib.algorithms.onebit_adam.x_client_end__mutmut_5": _UNREAD.format("client_end"),
+    "fedlib.algorithms.onebit_adam.x_init__mutmut_3": _UNREAD.format("init"),
+    "fedlib.algorithms.onebit_adam.x_init__mutmut_4": _UNREAD.format("init"),
+    "fedlib.algorithms.onebit_adam.x_init__mutmut_19": _DEVICE,
+    "fedlib.algorithms.onebit_adam.x_init__mutmut_23": _DEVICE,
+    "fedlib.algorithms.efficient_adam.x_init__mutmut_5": _DEVICE,
+    "fedlib.algorithms.efficient_adam.x_init__mutmut_9": _DEVICE,
+    "fedlib.algorithms.base.x_weighted_mean__mutmut_7": ("the engine builds the weights in the run's dtype "
+                                                          "(run_round), so the cast is a no-op"),
     "fedlib.algorithms.fedcm.x_init__mutmut_10": _DEVICE,
     "fedlib.algorithms.fedcm.x_init__mutmut_13": _DEVICE,
     "fedlib.algorithms.fedmim.x_init__mutmut_9": _DISP_DTYPE,
