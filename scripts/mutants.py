@@ -44,7 +44,7 @@ for name in ("tracking", "adam", "localadam", "fedlada"):       # the parameter-
 ALGORITHM_TESTS["hparams"] = [REFERENCE, RULES, "tests/test_hparams.py", "tests/test_invariants.py"]
 MODULE_TESTS = {
     **{f"fedlib/algorithms/{name}.py": tests for name, tests in ALGORITHM_TESTS.items()},
-    "fedlib/compress.py": ["tests/test_ssm_compress.py", REFERENCE],
+    "fedlib/compress.py": ["tests/test_ssm_compress.py", "tests/test_compress_rules.py", REFERENCE],
     "fedlib/data/partition.py": ["tests/test_partitioners.py", "tests/test_invariants.py"],
     "fedlib/engine.py": [REFERENCE, "tests/test_invariants.py", "tests/test_metrics.py"],
     "fedlib/metrics.py": ["tests/test_metrics.py", REFERENCE],

@@ -20,6 +20,14 @@ _M_ROW = ("the [d] momentum broadcasts against the [C, d] gradients in the round
           "takes), giving each client the same row, and is [C, d] from then on")
 _AXIS = "the cohort tensors here are always 2-D [C, d], where axis +1 and axis −1 are the same axis"
 _UNREAD = "fedadam_local's {} does not read this argument (the FedAdam triple lives on the server)"
+_DEFAULT_DIM = "the argument removed is torch's default (dim = −1)"
+_TOPK_SORTED = "sorting the k largest values or not leaves their minimum, the threshold, unchanged"
+_TIE_BRANCH = ("only decides whether the tie-breaking pass runs; it still runs whenever a row has surplus ties, and "
+               "on a row whose ties fit, the pass keeps every tie (their running count never exceeds the need)")
+_COUNT_DTYPE = "a running count of at most d entries is the same in int32 and int64"
+_WHERE_PROMOTES = "torch.where promotes the 0-dim constant to the dtype of the [C, d] tensor: the same values"
+_SIGN_DTYPE = "±1 is exact in every dtype, and multiplying by the float64 scale gives the same float64 values"
+_BOOL_ADD = "adding a bool tensor to a float tensor promotes it to 0/1 in that float dtype: the same values"
 
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
@@ -67,4 +75,31 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.fedmim.x_momentum__mutmut_9": _CPU_DEVICE,
     "fedlib.algorithms.fedmim.x__alphas__mutmut_8": _ALPHA_MAX,
     "fedlib.algorithms.fedmim.x__alphas__mutmut_9": _ALPHA_MAX,
+    "fedlib.compress.x_descending_rank__mutmut_7": _DEFAULT_DIM,
+    "fedlib.compress.x_descending_rank__mutmut_17": _CPU_DEVICE,
+    "fedlib.compress.x_descending_rank__mutmut_19": _CPU_DEVICE,
+    "fedlib.compress.x_scaled_sign__mutmut_16": "sign_plus is ±1, and dividing by ±1 is multiplying by it, exactly",
+    "fedlib.compress.x_sign_plus__mutmut_10": _SIGN_DTYPE,
+    "fedlib.compress.x_sign_plus__mutmut_13": _SIGN_DTYPE,
+    "fedlib.compress.x_sign_plus__mutmut_17": _SIGN_DTYPE,
+    "fedlib.compress.x_sign_plus__mutmut_20": _SIGN_DTYPE,
+    "fedlib.compress.x_sign_plus__mutmut_11": _CPU_DEVICE,
+    "fedlib.compress.x_sign_plus__mutmut_14": _CPU_DEVICE,
+    "fedlib.compress.x_sign_plus__mutmut_18": _CPU_DEVICE,
+    "fedlib.compress.x_sign_plus__mutmut_21": _CPU_DEVICE,
+    "fedlib.compress.x_sparsify__mutmut_8": _WHERE_PROMOTES,
+    "fedlib.compress.x_sparsify__mutmut_11": _WHERE_PROMOTES,
+    "fedlib.compress.x_sparsify__mutmut_9": _CPU_DEVICE,
+    "fedlib.compress.x_sparsify__mutmut_12": _CPU_DEVICE,
+    "fedlib.compress.x_stochastic_quantize__mutmut_35": _CPU_DEVICE,
+    "fedlib.compress.x_stochastic_quantize__mutmut_44": _BOOL_ADD,
+    "fedlib.compress.x_topk_mask__mutmut_25": _DEFAULT_DIM,
+    "fedlib.compress.x_topk_mask__mutmut_26": _TOPK_SORTED,
+    "fedlib.compress.x_topk_mask__mutmut_29": _TOPK_SORTED,
+    "fedlib.compress.x_topk_mask__mutmut_47": _TIE_BRANCH,
+    "fedlib.compress.x_topk_mask__mutmut_50": _TIE_BRANCH,
+    "fedlib.compress.x_topk_mask__mutmut_53": _TIE_BRANCH,
+    "fedlib.compress.x_topk_mask__mutmut_54": _TIE_BRANCH,
+    "fedlib.compress.x_topk_mask__mutmut_58": _COUNT_DTYPE,
+    "fedlib.compress.x_topk_mask__mutmut_60": _COUNT_DTYPE,
 }
