@@ -28,6 +28,13 @@ _COUNT_DTYPE = "a running count of at most d entries is the same in int32 and in
 _WHERE_PROMOTES = "torch.where promotes the 0-dim constant to the dtype of the [C, d] tensor: the same values"
 _SIGN_DTYPE = "±1 is exact in every dtype, and multiplying by the float64 scale gives the same float64 values"
 _BOOL_ADD = "adding a bool tensor to a float tensor promotes it to 0/1 in that float dtype: the same values"
+_INT64 = "the values are already int64 (numpy's default integer here: 64-bit Linux, numpy 2), so the dtype is moot"
+_FLOAT_COUNTS = "small integer counts are exact in float64, and every comparison on them is the same"
+_CDF_GUARD = ("the round-off guard only needs the last cdf entry ≥ every draw u < 1: 2.0 does that, and so does NaN, "
+              "which numpy's searchsorted orders after every number")
+_FALSY = "None is falsy like False, and the argument is only used in `if`"
+_STABLE_CASE = "numpy's sort `kind` is case-insensitive: 'STABLE' is 'stable'"
+_SIDE_LEFT = "the argument removed is numpy's default (side='left')"
 
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
@@ -102,4 +109,28 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.compress.x_topk_mask__mutmut_54": _TIE_BRANCH,
     "fedlib.compress.x_topk_mask__mutmut_58": _COUNT_DTYPE,
     "fedlib.compress.x_topk_mask__mutmut_60": _COUNT_DTYPE,
+    "fedlib.data.partition.x__as_parts__mutmut_2": _INT64,
+    "fedlib.data.partition.x__as_parts__mutmut_4": _INT64,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_29": _CDF_GUARD,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_32": _CDF_GUARD,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_39": _INT64,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_41": _INT64,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_74": _SIDE_LEFT,
+    "fedlib.data.partition.x__draw_available__mutmut_16": "astype(None) is astype(float64)",
+    "fedlib.data.partition.x__draw_available__mutmut_25": _CDF_GUARD,
+    "fedlib.data.partition.x__draw_available__mutmut_29": _CDF_GUARD,
+    "fedlib.data.partition.x__equal_sizes__mutmut_4": _INT64,
+    "fedlib.data.partition.x__equal_sizes__mutmut_7": _INT64,
+    "fedlib.data.partition.x__equal_sizes__mutmut_8": ("np.full casts N / n to int64 by truncation, which is N // n "
+                                                        "for positive numbers"),
+    "fedlib.data.partition.x__grouped_by_label__mutmut_8": _STABLE_CASE,
+    "fedlib.data.partition.x_similarity__mutmut_25": _STABLE_CASE,
+    "fedlib.data.partition.x__per_label_dirichlet__mutmut_22": _FLOAT_COUNTS,
+    "fedlib.data.partition.x__per_label_dirichlet__mutmut_24": _FLOAT_COUNTS,
+    "fedlib.data.partition.x_dirichlet__mutmut_8": _FALSY,
+    "fedlib.data.partition.x_dirichlet_balanced__mutmut_6": _FALSY,
+    "fedlib.data.partition.x_k_classes__mutmut_15": _FLOAT_COUNTS,
+    "fedlib.data.partition.x_k_classes__mutmut_17": _FLOAT_COUNTS,
+    "fedlib.data.partition.x_k_classes__mutmut_25": ("every holder count doubles, so the least-held order that "
+                                                      "lexsort uses is unchanged"),
 }
