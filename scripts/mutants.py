@@ -92,6 +92,12 @@ def prepare(path: str, names: list[str], keep: bool = False) -> Path:
             continue                      # a changed source would regenerate mutants: rerun the module fully
         shutil.rmtree(work / part, ignore_errors=True)
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
+    (work / "pyproject.toml").write_text(mutmut_config(path))
+    return work
+
+
+def mutmut_config(path: str) -> str:
+    """The project's pyproject.toml plus a [tool.mutmut] section for mutating `path` with its selected tests."""
     tests = MODULE_TESTS.get(path)
     if tests is None:
         sys.exit(f"no test selection for {path}; add it to MODULE_TESTS in scripts/mutants.py")
@@ -102,8 +108,7 @@ def prepare(path: str, names: list[str], keep: bool = False) -> Path:
                f"pytest_add_cli_args_test_selection = {json.dumps(tests + ['-m', 'not slow'])}\n"
                'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
                "use_git_change_detection = false\n")
-    (work / "pyproject.toml").write_text(config)
-    return work
+    return config
 
 
 def run_mutmut(work: Path, patterns: list[str]) -> None:
@@ -233,7 +238,8 @@ def main(argv=None) -> None:
         key = slug(path, names)
         patterns = mutant_patterns(path, names)
         earlier = SCRATCH / key / "mutants" / (path + ".meta")
-        if args.survivors and earlier.exists() and key in results:
+        same_tests = earlier.exists() and (SCRATCH / key / "pyproject.toml").read_text() == mutmut_config(path)
+        if args.survivors and same_tests and key in results:     # (mutmut re-tests everything if the tests changed)
             again = [n for n in results[key]["survivors"] if n not in EQUIVALENT]
             if not again:
                 continue
