@@ -44,9 +44,18 @@ for name in ("tracking", "adam", "localadam", "fedlada"):       # the parameter-
 ALGORITHM_TESTS["hparams"] = [REFERENCE, RULES, "tests/test_hparams.py", "tests/test_invariants.py"]
 MODULE_TESTS = {
     **{f"fedlib/algorithms/{name}.py": tests for name, tests in ALGORITHM_TESTS.items()},
-    "fedlib/compress.py": ["tests/test_ssm_compress.py", REFERENCE],
-    "fedlib/data/partition.py": ["tests/test_partitioners.py", "tests/test_invariants.py"],
-    "fedlib/engine.py": [REFERENCE, "tests/test_invariants.py", "tests/test_metrics.py"],
+    "fedlib/compress.py": ["tests/test_ssm_compress.py", "tests/test_compress_rules.py", REFERENCE],
+    "fedlib/data/partition.py": ["tests/test_partitioners.py", "tests/test_partition_rules.py",
+                                 "tests/test_invariants.py"],
+    # the engine runs under every reference case: a representative few (plain, control variates, masked unequal
+    # steps, two gradient calls per step, an epoch-based schedule, random draws) keep a survivor's re-run short
+    "fedlib/engine.py": [f"{REFERENCE}::test_matches_reference[{case}]" for case in (
+        "fedavg-", "fedavg-participation=bernoulli-local_epochs=1.5",
+        "scaffold-participation=bernoulli-local_epochs=1.5",
+        "fadamgt-participation=bernoulli-local_epochs=1.5-tracking_size=2",
+        "fedsam-sam_rho=0.3-participation=bernoulli-local_epochs=1.5",
+        "stem-storm_alpha=0.3-lr_schedule=cbrt_epoch-participation=bernoulli-local_epochs=1.5",
+        "efficient_adam-quantizer=stochastic-quant_bits=3")] + ["tests/test_invariants.py", "tests/test_metrics.py"],
     "fedlib/metrics.py": ["tests/test_metrics.py", REFERENCE],
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
@@ -78,11 +87,15 @@ def prepare(path: str, names: list[str], keep: bool = False) -> Path:
     if work.exists() and not keep:
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
-    for part in ("fedlib", "tests"):
-        if keep and part == "fedlib":
-            continue                      # a changed source would regenerate mutants: rerun the module fully
+    for part in ("fedlib", "tests"):      # (mutmut itself re-tests the mutants of functions whose source changed)
         shutil.rmtree(work / part, ignore_errors=True)
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
+    (work / "pyproject.toml").write_text(mutmut_config(path))
+    return work
+
+
+def mutmut_config(path: str) -> str:
+    """The project's pyproject.toml plus a [tool.mutmut] section for mutating `path` with its selected tests."""
     tests = MODULE_TESTS.get(path)
     if tests is None:
         sys.exit(f"no test selection for {path}; add it to MODULE_TESTS in scripts/mutants.py")
@@ -93,8 +106,7 @@ def prepare(path: str, names: list[str], keep: bool = False) -> Path:
                f"pytest_add_cli_args_test_selection = {json.dumps(tests + ['-m', 'not slow'])}\n"
                'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
                "use_git_change_detection = false\n")
-    (work / "pyproject.toml").write_text(config)
-    return work
+    return config
 
 
 def run_mutmut(work: Path, patterns: list[str]) -> None:
@@ -224,7 +236,8 @@ def main(argv=None) -> None:
         key = slug(path, names)
         patterns = mutant_patterns(path, names)
         earlier = SCRATCH / key / "mutants" / (path + ".meta")
-        if args.survivors and earlier.exists() and key in results:
+        same_tests = earlier.exists() and (SCRATCH / key / "pyproject.toml").read_text() == mutmut_config(path)
+        if args.survivors and same_tests and key in results:     # (mutmut re-tests everything if the tests changed)
             again = [n for n in results[key]["survivors"] if n not in EQUIVALENT]
             if not again:
                 continue

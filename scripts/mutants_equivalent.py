@@ -19,6 +19,22 @@ _EMPTY_DRAW = ("only when Y = 0, i.e. tracking_size = 0 in every round: the extr
 _M_ROW = ("the [d] momentum broadcasts against the [C, d] gradients in the round's first step (which every client "
           "takes), giving each client the same row, and is [C, d] from then on")
 _AXIS = "the cohort tensors here are always 2-D [C, d], where axis +1 and axis −1 are the same axis"
+_UNREAD = "fedadam_local's {} does not read this argument (the FedAdam triple lives on the server)"
+_DEFAULT_DIM = "the argument removed is torch's default (dim = −1)"
+_TOPK_SORTED = "sorting the k largest values or not leaves their minimum, the threshold, unchanged"
+_TIE_BRANCH = ("only decides whether the tie-breaking pass runs; it still runs whenever a row has surplus ties, and "
+               "on a row whose ties fit, the pass keeps every tie (their running count never exceeds the need)")
+_COUNT_DTYPE = "a running count of at most d entries is the same in int32 and int64"
+_WHERE_PROMOTES = "torch.where promotes the 0-dim constant to the dtype of the [C, d] tensor: the same values"
+_SIGN_DTYPE = "±1 is exact in every dtype, and multiplying by the float64 scale gives the same float64 values"
+_BOOL_ADD = "adding a bool tensor to a float tensor promotes it to 0/1 in that float dtype: the same values"
+_INT64 = "the values are already int64 (numpy's default integer here: 64-bit Linux, numpy 2), so the dtype is moot"
+_FLOAT_COUNTS = "small integer counts are exact in float64, and every comparison on them is the same"
+_CDF_GUARD = ("the round-off guard only needs the last cdf entry ≥ every draw u < 1: 2.0 does that, and so does NaN, "
+              "which numpy's searchsorted orders after every number")
+_FALSY = "None is falsy like False, and the argument is only used in `if`"
+_STABLE_CASE = "numpy's sort `kind` is case-insensitive: 'STABLE' is 'stable'"
+_SIDE_LEFT = "the argument removed is numpy's default (side='left')"
 
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
@@ -43,6 +59,17 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.fafed.x_client_begin__mutmut_30": _M_ROW.replace("momentum", "second moment"),
     "fedlib.algorithms.fedadam_sparse.x_client_end__mutmut_11": _AXIS,
     "fedlib.algorithms.fedadam_sparse.x_fairness_mask__mutmut_27": _AXIS,
+    "fedlib.algorithms.onebit_adam.x_client_begin__mutmut_2": _UNREAD.format("client_begin"),
+    "fedlib.algorithms.onebit_adam.x_client_end__mutmut_4": _UNREAD.format("client_end"),
+    "fedlib.algorithms.onebit_adam.x_client_end__mutmut_5": _UNREAD.format("client_end"),
+    "fedlib.algorithms.onebit_adam.x_init__mutmut_3": _UNREAD.format("init"),
+    "fedlib.algorithms.onebit_adam.x_init__mutmut_4": _UNREAD.format("init"),
+    "fedlib.algorithms.onebit_adam.x_init__mutmut_19": _DEVICE,
+    "fedlib.algorithms.onebit_adam.x_init__mutmut_23": _DEVICE,
+    "fedlib.algorithms.efficient_adam.x_init__mutmut_5": _DEVICE,
+    "fedlib.algorithms.efficient_adam.x_init__mutmut_9": _DEVICE,
+    "fedlib.algorithms.base.x_weighted_mean__mutmut_7": ("the engine builds the weights in the run's dtype "
+                                                          "(run_round), so the cast is a no-op"),
     "fedlib.algorithms.fedcm.x_init__mutmut_10": _DEVICE,
     "fedlib.algorithms.fedcm.x_init__mutmut_13": _DEVICE,
     "fedlib.algorithms.fedmim.x_init__mutmut_9": _DISP_DTYPE,
@@ -55,4 +82,55 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.fedmim.x_momentum__mutmut_9": _CPU_DEVICE,
     "fedlib.algorithms.fedmim.x__alphas__mutmut_8": _ALPHA_MAX,
     "fedlib.algorithms.fedmim.x__alphas__mutmut_9": _ALPHA_MAX,
+    "fedlib.compress.x_descending_rank__mutmut_7": _DEFAULT_DIM,
+    "fedlib.compress.x_descending_rank__mutmut_17": _CPU_DEVICE,
+    "fedlib.compress.x_descending_rank__mutmut_19": _CPU_DEVICE,
+    "fedlib.compress.x_scaled_sign__mutmut_16": "sign_plus is ±1, and dividing by ±1 is multiplying by it, exactly",
+    "fedlib.compress.x_sign_plus__mutmut_10": _SIGN_DTYPE,
+    "fedlib.compress.x_sign_plus__mutmut_13": _SIGN_DTYPE,
+    "fedlib.compress.x_sign_plus__mutmut_17": _SIGN_DTYPE,
+    "fedlib.compress.x_sign_plus__mutmut_20": _SIGN_DTYPE,
+    "fedlib.compress.x_sign_plus__mutmut_11": _CPU_DEVICE,
+    "fedlib.compress.x_sign_plus__mutmut_14": _CPU_DEVICE,
+    "fedlib.compress.x_sign_plus__mutmut_18": _CPU_DEVICE,
+    "fedlib.compress.x_sign_plus__mutmut_21": _CPU_DEVICE,
+    "fedlib.compress.x_sparsify__mutmut_8": _WHERE_PROMOTES,
+    "fedlib.compress.x_sparsify__mutmut_11": _WHERE_PROMOTES,
+    "fedlib.compress.x_sparsify__mutmut_9": _CPU_DEVICE,
+    "fedlib.compress.x_sparsify__mutmut_12": _CPU_DEVICE,
+    "fedlib.compress.x_stochastic_quantize__mutmut_35": _CPU_DEVICE,
+    "fedlib.compress.x_stochastic_quantize__mutmut_44": _BOOL_ADD,
+    "fedlib.compress.x_topk_mask__mutmut_25": _DEFAULT_DIM,
+    "fedlib.compress.x_topk_mask__mutmut_26": _TOPK_SORTED,
+    "fedlib.compress.x_topk_mask__mutmut_29": _TOPK_SORTED,
+    "fedlib.compress.x_topk_mask__mutmut_47": _TIE_BRANCH,
+    "fedlib.compress.x_topk_mask__mutmut_50": _TIE_BRANCH,
+    "fedlib.compress.x_topk_mask__mutmut_53": _TIE_BRANCH,
+    "fedlib.compress.x_topk_mask__mutmut_54": _TIE_BRANCH,
+    "fedlib.compress.x_topk_mask__mutmut_58": _COUNT_DTYPE,
+    "fedlib.compress.x_topk_mask__mutmut_60": _COUNT_DTYPE,
+    "fedlib.data.partition.x__as_parts__mutmut_2": _INT64,
+    "fedlib.data.partition.x__as_parts__mutmut_4": _INT64,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_29": _CDF_GUARD,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_32": _CDF_GUARD,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_39": _INT64,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_41": _INT64,
+    "fedlib.data.partition.x__balanced_prior_draws__mutmut_74": _SIDE_LEFT,
+    "fedlib.data.partition.x__draw_available__mutmut_16": "astype(None) is astype(float64)",
+    "fedlib.data.partition.x__draw_available__mutmut_25": _CDF_GUARD,
+    "fedlib.data.partition.x__draw_available__mutmut_29": _CDF_GUARD,
+    "fedlib.data.partition.x__equal_sizes__mutmut_4": _INT64,
+    "fedlib.data.partition.x__equal_sizes__mutmut_7": _INT64,
+    "fedlib.data.partition.x__equal_sizes__mutmut_8": ("np.full casts N / n to int64 by truncation, which is N // n "
+                                                        "for positive numbers"),
+    "fedlib.data.partition.x__grouped_by_label__mutmut_8": _STABLE_CASE,
+    "fedlib.data.partition.x_similarity__mutmut_25": _STABLE_CASE,
+    "fedlib.data.partition.x__per_label_dirichlet__mutmut_22": _FLOAT_COUNTS,
+    "fedlib.data.partition.x__per_label_dirichlet__mutmut_24": _FLOAT_COUNTS,
+    "fedlib.data.partition.x_dirichlet__mutmut_8": _FALSY,
+    "fedlib.data.partition.x_dirichlet_balanced__mutmut_6": _FALSY,
+    "fedlib.data.partition.x_k_classes__mutmut_15": _FLOAT_COUNTS,
+    "fedlib.data.partition.x_k_classes__mutmut_17": _FLOAT_COUNTS,
+    "fedlib.data.partition.x_k_classes__mutmut_25": ("every holder count doubles, so the least-held order that "
+                                                      "lexsort uses is unchanged"),
 }

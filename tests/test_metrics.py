@@ -16,6 +16,7 @@ def test_divergence_rule():
     assert divergence_reason(BLOWUP_FACTOR * 2.0, True, 2.0) is None                 # exactly 10^4 x: not yet
     assert divergence_reason(BLOWUP_FACTOR * 2.0 * (1 + 1e-12), True, 2.0) == \
         f"train loss {BLOWUP_FACTOR * 2.0 * (1 + 1e-12):.4g} > 10000 x initial loss 2"
+    assert divergence_reason(6000.0, True, 0.5) == "train loss 6000 > 10000 x initial loss 0.5"   # a loss below 1
     assert divergence_reason(1e30, True, None) is None                                # no initial loss yet
     assert divergence_reason(1e30, True, 0.0) is None                                 # a zero initial loss
     assert divergence_reason(float("nan"), False, 1.0).startswith("train loss")       # the loss is checked first
