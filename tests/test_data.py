@@ -32,7 +32,9 @@ def test_registry_contract():
                 "counterexample": ("piecewise1d", True), "pydoc_text": ("lstm_small", True),
                 "wikitext2": ("lstm_wt2", False),
                 "pydoc_topics": ("tiny_gpt2_lora", True), "20newsgroups": ("gpt2_lora", False),
-                "sst2": ("gpt2_lora", False), "qqp": ("gpt2_lora", False), "qnli": ("gpt2_lora", False)}
+                "sst2": ("gpt2_lora", False), "qqp": ("gpt2_lora", False), "qnli": ("gpt2_lora", False),
+                "photo32": ("cnn", True), "photo64": ("resnet18", True), "pydoc_sst2": ("tiny_gpt2_lora", True),
+                "pydoc_qqp": ("tiny_gpt2_lora", True), "pydoc_qnli": ("tiny_gpt2_lora", True)}
     assert {n: (s.default_model, s.offline) for n, s in D.DATASETS.items()} == expected
     assert all(s.name == n and s.description and callable(s.load) for n, s in D.DATASETS.items())
     with pytest.raises(ValueError, match="unknown dataset 'digit'"):

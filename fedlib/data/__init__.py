@@ -13,14 +13,17 @@ from fedlib.data.base import DatasetSpec, FedDataset
 from fedlib.data.counterexample import COUNTEREXAMPLE
 from fedlib.data.images import IMAGE_DATASETS, DatasetCorrupt, DatasetUnavailable
 from fedlib.data.partition import PARTITIONERS, PartitionerSpec, partition_dataset
+from fedlib.data.photos import PHOTO_DATASETS
+from fedlib.data.pydoc_glue import PYDOC_GLUE_DATASETS
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.data.sources import OFFLINE_DATASETS
 from fedlib.data.text import TEXT_DATASETS
 from fedlib.data.token_stream import TOKEN_STREAM_DATASETS
 from fedlib.data.transforms import prepare_batch
 
-DATASETS: dict[str, DatasetSpec] = {s.name: s for s in (*OFFLINE_DATASETS, *IMAGE_DATASETS, COUNTEREXAMPLE,
-                                                        *TEXT_DATASETS, *TOKEN_STREAM_DATASETS)}
+DATASETS: dict[str, DatasetSpec] = {s.name: s for s in (*OFFLINE_DATASETS, *PHOTO_DATASETS, *IMAGE_DATASETS,
+                                                        COUNTEREXAMPLE, *TEXT_DATASETS, *PYDOC_GLUE_DATASETS,
+                                                        *TOKEN_STREAM_DATASETS)}
 
 
 def default_data_dir() -> Path:

@@ -19,6 +19,7 @@ Embedded stand-in `pydoc_topics` (offline): the CPython documentation topics tha
 to (statements, expressions, data model, lexical/execution model, built-in types and library). A passage that
 occurs under topics of two groups is dropped. Ids come from a byte-level BPE tokenizer (vocabulary 1024, trained
 with `tokenizers` on the train passages: no download). The text depends on the Python version; `source` names it.
+The SST-2/QQP/QNLI-shaped stand-ins cut from the same passages are in fedlib/data/pydoc_glue.py.
 """
 from __future__ import annotations
 
@@ -177,6 +178,18 @@ PYDOC_MAX_TOKENS = 64
 PYDOC_EOS = "<|endoftext|>"
 
 
+def topic_passages(text: str) -> list[str]:
+    """The 16-word passages of one topic's text, paragraph by paragraph, in order (short tails dropped)."""
+    out = []
+    for para in re.split(r"\n\s*\n", text):
+        words = para.split()
+        for start in range(0, len(words), PYDOC_CHUNK_WORDS):
+            passage = " ".join(words[start: start + PYDOC_CHUNK_WORDS])
+            if len(passage) >= PYDOC_MIN_CHARS:
+                out.append(passage)
+    return out
+
+
 def pydoc_passages(topics: dict[str, str]) -> tuple[list[str], np.ndarray]:
     """16-word passages of every grouped topic (paragraph by paragraph) and their group labels; passages seen under
     two groups are dropped, repeats inside a group are kept once. Topics outside PYDOC_GROUPS are ignored."""
@@ -185,12 +198,8 @@ def pydoc_passages(topics: dict[str, str]) -> tuple[list[str], np.ndarray]:
     for topic in sorted(topics):
         if topic not in group_of:
             continue
-        for para in re.split(r"\n\s*\n", topics[topic]):
-            words = para.split()
-            for start in range(0, len(words), PYDOC_CHUNK_WORDS):
-                passage = " ".join(words[start: start + PYDOC_CHUNK_WORDS])
-                if len(passage) >= PYDOC_MIN_CHARS:
-                    seen.setdefault(passage, set()).add(group_of[topic])
+        for passage in topic_passages(topics[topic]):
+            seen.setdefault(passage, set()).add(group_of[topic])
     kept = [(p, next(iter(g))) for p, g in seen.items() if len(g) == 1]
     return [p for p, _ in kept], np.asarray([g for _, g in kept], dtype=np.int64)
 
@@ -220,12 +229,20 @@ def train_bpe(texts: list[str], vocab_size: int):
 
 
 @lru_cache(maxsize=1)
-def _pydoc_arrays():
+def pydoc_base():
+    """(passages, group labels, train indices, test indices, tokenizer): what every pydoc text stand-in is cut from.
+
+    The BPE tokenizer is trained on the train passages only, so no test passage shapes the vocabulary."""
     from pydoc_data.topics import topics
 
     passages, labels = pydoc_passages(topics)
     train, test = stratified_split(labels, PYDOC_TEST_EVERY, PYDOC_SPLIT_SEED)
-    tok = train_bpe([passages[i] for i in train], PYDOC_VOCAB)
+    return passages, labels, train, test, train_bpe([passages[i] for i in train], PYDOC_VOCAB)
+
+
+@lru_cache(maxsize=1)
+def _pydoc_arrays():
+    passages, labels, train, test, tok = pydoc_base()
     cols = lambda idx: {"text": [passages[i] for i in idx], "label": labels[idx].tolist()}  # noqa: E731
     arrays = tokenise_splits(tok, cols(train), cols(test), ("text",), "label", PYDOC_MAX_TOKENS)
     return arrays, len(tok), int(tok.pad_token_id)
