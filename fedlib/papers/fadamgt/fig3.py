@@ -100,7 +100,7 @@ def narrowing(agg: pd.DataFrame, alphas: Sequence[float], ours: str, settings: M
     s_lo.values = {s: v for s, v in s_lo.values.items() if s in seeds}
     s_hi.values = {s: v for s, v in s_hi.values.items() if s in seeds}
     cmp = C.paired(s_lo, s_hi, higher_is_better=True, fmt="{:.1f}",
-                   label=f"{NAMES[ours]}: gap at α = {lo:g} vs at α = {hi:g}")
+                   label=f"{NAMES[ours]} on {run_label(settings, row)}: gap at α = {lo:g} vs at α = {hi:g}")
     n_all = len(lookup(agg, alpha=lo, algorithm=ours)["rounds_by_seed"]) if lookup(agg, alpha=lo, algorithm=ours) \
         is not None else 0
     note = (f"{NAMES[ours]}: gaps on {len(seeds)} of {n_all} seeds (a seed is left out when a run at α = {lo:g} or "
