@@ -18,6 +18,7 @@ works row-wise over the leading axis, so a whole cohort is one call: no per-clie
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -30,8 +31,11 @@ SCALE_BITS = 32                     # one float32 scale per compressed vector
 
 
 # ---------------------------------------------------------------------------------------------- sparsification
+@functools.lru_cache(maxsize=4096)
 def keep_count(ratio: float, d: int) -> int:
-    """k = max(1, floor(ratio · d)) with the product taken exactly (0.05 · 21840 = 1092, not 1091.999…)."""
+    """k = max(1, floor(ratio · d)) with the product taken exactly (0.05 · 21840 = 1092, not 1091.999…).
+
+    Cached: bit counts call it once per round and configuration, and the exact Fraction product is slow."""
     if not 0 < ratio <= 1:
         raise ValueError(f"keep ratio must be in (0, 1], got {ratio!r}")
     return max(1, min(d, math.floor(Fraction(repr(float(ratio))) * d)))

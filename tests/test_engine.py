@@ -96,8 +96,9 @@ def test_bernoulli_cohort_sizes_vary_around_S():
 def test_scaffold_reaches_lstsq_optimum_where_fedavg_stalls():
     results = {}
     for alg in ("fedavg", "scaffold"):
-        sim = Simulation({**LSTSQ, "algorithm": alg, "rounds": 400, "local_steps": 5, "lr": 0.05})
-        for _ in range(400):
+        # SCAFFOLD is at 3e-7 from round 50 on; FedAvg sits at 0.32 from round 25 on (its fixed point is off x*)
+        sim = Simulation({**LSTSQ, "algorithm": alg, "rounds": 100, "local_steps": 5, "lr": 0.05})
+        for _ in range(100):
             sim.run_round()
         x_star = torch.as_tensor(sim.data.extras["x_star"], dtype=torch.float32)
         results[alg] = float((sim.server["x"] - x_star).norm())
@@ -107,8 +108,8 @@ def test_scaffold_reaches_lstsq_optimum_where_fedavg_stalls():
 
 def test_fedavg_k1_full_batch_is_gradient_descent_to_optimum():
     # Sanity check of the task itself: with K = 1 FedAvg is exact gradient descent and has no client drift.
-    sim = Simulation({**LSTSQ, "algorithm": "fedavg", "rounds": 2000, "local_steps": 1, "lr": 0.1})
-    for _ in range(2000):
+    sim = Simulation({**LSTSQ, "algorithm": "fedavg", "rounds": 150, "local_steps": 1, "lr": 0.1})  # 5e-7 at 150
+    for _ in range(150):
         sim.run_round()
     x_star = torch.as_tensor(sim.data.extras["x_star"], dtype=torch.float32)
     assert float((sim.server["x"] - x_star).norm()) < 1e-4

@@ -12,6 +12,7 @@ The file is parsed with ruamel.yaml (YAML 1.2, as DVC parses it), so `1e-3` is a
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -45,14 +46,7 @@ def read_params(params_file: str | Path = "params.yaml") -> dict:
     except OSError as exc:
         raise SettingsError(f"params file {params_file} cannot be read ({exc.strerror or exc})") from None
     try:
-        try:
-            from ruamel.yaml import YAML
-        except ImportError:  # pragma: no cover - ruamel ships with dvc
-            import yaml
-
-            loaded = yaml.safe_load(text)
-        else:
-            loaded = YAML(typ="safe", pure=True).load(text)
+        loaded = _parse(text)
     except Exception as exc:  # noqa: BLE001 -- ruamel and PyYAML raise their own YAMLError types
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -60,7 +54,20 @@ def read_params(params_file: str | Path = "params.yaml") -> dict:
         raise SettingsError(f"params file {params_file} is not valid YAML ({problem}{at})") from None
     if loaded is not None and not isinstance(loaded, Mapping):
         raise SettingsError(f"params file {params_file} is not a mapping of sections (got a {type(loaded).__name__})")
-    return _plain(loaded or {})
+    return copy.deepcopy(loaded or {})     # callers may edit their copy; the cached parse stays as read
+
+
+@functools.lru_cache(maxsize=8)
+def _parse(text: str):
+    """The YAML text parsed once per distinct content (pure-Python ruamel takes about half a second for this
+    project's params.yaml, and validating every artefact's configurations reads it once per artefact)."""
+    try:
+        from ruamel.yaml import YAML
+    except ImportError:  # pragma: no cover - ruamel ships with dvc
+        import yaml
+
+        return _plain(yaml.safe_load(text))
+    return _plain(YAML(typ="safe", pure=True).load(text))
 
 
 def _plain(obj):
