@@ -59,8 +59,10 @@ def test_pairing_is_by_seed_not_by_position():
         C.compare_values({0: 1.0, 1: 2.0}, {0: 1.0, 2: 2.0})
     with pytest.raises(TypeError, match="mapping"):
         S.per_seed([1.0, 2.0])
-    legacy = C.compare_values([1.0, 2.0], [1.0, 2.0])            # the pre-0.2 list interface: unpaired, no diff
-    assert legacy.diff is None and "pre-0.2 rule" in legacy.text
+    with pytest.raises(TypeError, match="mapping"):                # values without seeds cannot be paired
+        C.compare_values([1.0, 2.0], [1.0, 2.0])
+    with pytest.raises(TypeError, match="mapping"):
+        C.compare_costs([5.0, None], [6.0, 7.0], cap_a=10)
 
 
 def test_identical_differences_are_decisive_and_identical_values_tie():

@@ -33,15 +33,11 @@ def _artefacts():
     return [p for p in METAS if {"paper", "artefact", "claims_detail"} <= set(_meta(p))]
 
 
-def _legacy(meta) -> bool:
-    """A report written before claims carried kinds and comparisons (the pre-0.2 rule): nothing to recompute yet."""
-    return any("kind" not in c for c in meta["claims_detail"])
-
-
 def _current(path):
+    """A committed report's meta; every claim carries its kind and comparisons (reports of the pre-0.2 unpaired rule
+    are gone: regenerate any that reappears)."""
     meta = _meta(path)
-    if _legacy(meta):
-        pytest.skip(f"{path.parent.name}/{path.name} predates paired evidence (pre-0.2 rule); regenerate it")
+    assert all("kind" in c for c in meta["claims_detail"]), f"{path.parent.name}/{path.name} predates paired evidence"
     return meta
 
 

@@ -132,13 +132,7 @@ def compare_values(a: Mapping[int, float], b: Mapping[int, float], names: tuple[
                    fmt: str = "{:.3f}", *, higher_is_better: bool = True, setting: str = "",
                    metric: str = "value", label: str = "") -> Comparison:
     """Per-seed values (`{seed: value}`), paired by seed; higher is better unless `higher_is_better=False`.
-
-    Plain lists are the pre-0.2 interface: they are compared by `legacy.compare_values` (unpaired, one standard
-    error) for the artefacts not yet moved to paired evidence, and the report says so."""
-    if _is_list(a) or _is_list(b):
-        from fedlib.reporting import legacy
-
-        return legacy.compare_values(list(a), list(b), names, fmt)
+    Plain lists are refused (TypeError): values without their seeds cannot be paired."""
     return paired(Side(names[0], setting, metric, stats.per_seed(a)), Side(names[1], setting, metric,
                                                                          stats.per_seed(b)),
                   higher_is_better=higher_is_better, label=label, fmt=fmt)
@@ -148,19 +142,12 @@ def compare_costs(a: Mapping[int, float | None], b: Mapping[int, float | None], 
                   cap_b: float | None = None, names: tuple[str, str] = ("A", "B"), *, setting: str = "",
                   metric: str = "cost", label: str = "", fmt: str = "{:.1f}") -> Comparison:
     """Per-seed costs (`{seed: cost}`, None = target missed within the cap), lower is better, paired by seed.
-    Plain lists: the pre-0.2 unpaired rule (`legacy.compare_costs`), as in `compare_values`."""
+    Plain lists are refused, as in `compare_values`."""
     cap_b = cap_a if cap_b is None else cap_b
-    if _is_list(a) or _is_list(b):
-        from fedlib.reporting import legacy
-
-        return legacy.compare_costs(list(a), list(b), cap_a, cap_b, names)
     return paired(Side(names[0], setting, metric, stats.per_seed(a), cap_a),
                   Side(names[1], setting, metric, stats.per_seed(b), cap_b),
                   higher_is_better=False, label=label, fmt=fmt)
 
-
-def _is_list(x) -> bool:
-    return isinstance(x, (list, tuple)) or (hasattr(x, "__array__") and not hasattr(x, "to_dict"))
 
 
 def relabel(cmp: Comparison, label: str) -> Comparison:
