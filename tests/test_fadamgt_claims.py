@@ -230,6 +230,25 @@ def test_table2_gt_faster_and_et_no_gain():
         assert f"| {name} | paper |" in md
 
 
+
+def test_table2_embedded_runs_the_four_rows_on_four_distinct_stand_ins_named_in_the_evidence():
+    s = settings_of(table2, "fadamgt_table2")
+    assert s["rows"] == ["20newsgroups", "sst2", "qqp", "qnli"] and s["not_run"] == {}
+    stand = {r: s["datasets"][r]["dataset"] for r in s["rows"]}
+    assert stand == {"20newsgroups": "pydoc_topics", "sst2": "pydoc_sst2", "qqp": "pydoc_qqp", "qnli": "pydoc_qnli"}
+    got = {c.id: c for c in table2.build(_table2_records(s, gt=15, et=30), s)["claims"]}
+    for claim in got.values():
+        assert "(4 distinct dataset(s) of the paper's 4 run here: " in claim.text and "not run" not in claim.text
+        compared = [e for e in claim.evidence if not e.startswith("target sensitivity")]
+        assert len(compared) == 4                                          # one comparison per row
+        for row, data in stand.items():                                    # each names the data that ran, once
+            assert sum(f": {data} (tiny_gpt2_lora) Dir 0.1, target " in e for e in compared) == 1, (row, compared)
+    # a stand-in reused by a second row counts once
+    one = {**s, "rows": ["20newsgroups", "sst2"],
+           "datasets": {**s["datasets"], "sst2": {**s["datasets"]["sst2"], "dataset": "pydoc_topics"}}}
+    assert table2.datasets_text(one).startswith("1 distinct dataset(s) of the paper's 4 run here: ")
+    assert table2.datasets_text(one).endswith("; QQP, QNLI not run")
+
 # ---------------------------------------------------------------------------------------------- the no_gain rule
 @pytest.mark.parametrize("spread, verdict", [(2.3, C.CONFIRMED), (2.5, C.INCONCLUSIVE)])
 def test_no_gain_margin_is_ten_percent_of_the_other_mean(spread, verdict):

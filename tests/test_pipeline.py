@@ -110,14 +110,15 @@ def test_every_configuration_of_every_artefact_validates(art, profile):
     if profile == "embedded":
         assert all(c["device"] == "cpu" for c in configs)
     if profile == "embedded" and art.paper == "fadamgt":
-        assert {c["dataset"] for c in configs} <= {"digits", "synthetic", "pydoc_topics"}, "embedded must stay offline"
+        offline = {"digits", "synthetic", "pydoc_topics", "pydoc_sst2", "pydoc_qqp", "pydoc_qnli"}
+        assert {c["dataset"] for c in configs} <= offline, "embedded must stay offline"
 
 
 def test_embedded_grid_sizes_fit_the_budget():
     sizes = {a.section: len(a.module.configs(load_settings(a.section, "embedded", params_file=PARAMS)))
              for a in A.artefacts("fadamgt")}
     assert sizes == {"fadamgt_table1": 60, "fadamgt_fig2": 60, "fadamgt_fig3": 45, "fadamgt_fig4": 70,
-                     "fadamgt_table2": 15, "fadamgt_table_c1": 0}          # Figures 3/4 read 15/30 of Table 1's
+                     "fadamgt_table2": 60, "fadamgt_table_c1": 0}          # Figures 3/4 read 15/30 of Table 1's
 
 
 def test_artefact_identity_follows_from_the_module_name():
