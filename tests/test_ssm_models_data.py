@@ -32,7 +32,12 @@ def test_vgg11_runs_through_the_oracle_and_both_paths_agree(name):
     oracle.mode = "loop"
     ll, gl = oracle(params, x, y)
     torch.testing.assert_close(lv, ll, rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(gv, gl, rtol=1e-3, atol=1e-5)
+    # The two paths sum convolutions in other orders (float32), and GroupNorm over this 2-image random batch is
+    # ill-conditioned: with oneDNN's SSE4.1 convolutions (native path, ATEN default) vgg11_gn's gradients differ by
+    # up to 1.1e-3 of their norm (1e-4 absolute on 1,075 of 19.5M entries); 1e-6 on AVX2 and 2e-7 for plain vgg11.
+    # So each client's gradient is compared as a vector, relative to its norm; a wrong gradient is off by O(1).
+    rel = (gv - gl).norm(dim=1) / gl.norm(dim=1)
+    assert float(rel.max()) < 5e-3, rel.tolist()
     assert float(gv.abs().sum()) > 0 and gv.shape == (2, oracle.d)
 
 
