@@ -78,7 +78,7 @@ class RunConfig:
     stop_at_target: bool = False
     seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    oracle: Literal["auto", "vmap", "loop", "timed"] = "auto"   # auto: vmap on CUDA, loop on CPU (engine.resolve)
+    oracle: Literal["auto", "vmap", "loop", "stacked", "timed"] = "auto"   # auto: fedlib.oracle.auto_mode
     threads: int = 1                        # torch intra-op threads for `run`; 0 = torch's default (every core)
     cpu_path: Literal["auto", "portable", "native"] = "auto"   # CPU kernels: fedlib/cpu_path.py (auto: this process's)
     dtype: Literal["float32", "float64"] = "float32"       # model, data and state precision

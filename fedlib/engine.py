@@ -30,7 +30,7 @@ from fedlib.data.transforms import client_colour_factors
 from fedlib.hostmem import reuse_freed_memory
 from fedlib.jsonio import json_safe, write_atomic, write_json_atomic
 from fedlib.metrics import DIVERGENCE_RULE, divergence_reason, summarize
-from fedlib.models import build_model, model_kwargs
+from fedlib.models import MODELS, build_model, model_kwargs
 from fedlib.oracle import AUTO_RULE, Oracle, auto_mode, choose_mode
 from fedlib.outdir import OutputError, WriteFailed, check_targets, claimed
 from fedlib.streams import StreamFeed
@@ -54,8 +54,13 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
     device = pick_device(cfg.device).type
     if cfg.device != device:                # cpu or cuda: the same configuration computes differently on each
         changes["device"] = device
+    model = changes.get("model", cfg.model)
     if cfg.oracle == "auto":                # a fixed rule, never timing: the path is part of the fingerprint
-        changes["oracle"] = auto_mode(device)
+        changes["oracle"] = auto_mode(device, MODELS[model].stacked)
+    elif cfg.oracle == "stacked" and not MODELS[model].stacked:
+        raise ConfigError(f"oracle=stacked needs a model with a stacked forward; model={model} has none; allowed: "
+                          f"oracle in auto, vmap, loop, timed, or model in "
+                          f"{', '.join(k for k, m in MODELS.items() if m.stacked)}")
     if cfg.cpu_path == "auto":              # this process's CPU math path (fedlib/cpu_path.py)
         changes["cpu_path"] = cpu_path.active()
     full = hparams_to_dict(cfg.hp)

@@ -1,8 +1,15 @@
 """Cohort gradient oracle over flat parameter vectors.
 
 Given C parameter vectors `[C, d]` and one minibatch per client `[C, B, ...]`, return the losses `[C]` and the
-gradients `[C, d]`. Two interchangeable paths compute the same numbers per call up to float round-off (different
+gradients `[C, d]`. Three interchangeable paths compute the same numbers per call up to float round-off (different
 kernels sum in different orders), so a whole run is bit-identical only on the same path:
+
+* ``stacked``: the model's own ``stacked_forward(params, x)`` takes every parameter with a leading client axis
+  (``[C, *shape]``, views of one ``[C, d]`` leaf) and runs the whole cohort as batched matrix products; one autograd
+  pass over the sum of the clients' losses gives every client's gradient (the clients do not interact). No vmap or
+  functional_call machinery per operation, so it is the fastest path for the small MLPs and LSTMs of the embedded
+  tier (bench/oracle_paths.py prints the ratios). Only models that define ``stacked_forward`` have it
+  (``ModelSpec.stacked`` in fedlib/models);
 
 * ``vmap``: torch.func.functional_call + grad_and_value, vmapped over the client axis (on GPU the convolutions
   become one grouped convolution for the whole cohort);
@@ -34,7 +41,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call, grad_and_value, vmap
 
-MODES = ("vmap", "loop")
+MODES = ("vmap", "loop", "stacked")
 AUTOCAST = ("off", "bf16", "tf32")
 
 
@@ -73,6 +80,9 @@ class Oracle:
         self.frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)   # shared, not client state
         self.buffers = dict(model.named_buffers())
         self.stateful = hasattr(model, "initial_state")     # forward((x, state, masks)) -> (output, next state)
+        if mode == "stacked" and not hasattr(model, "stacked_forward"):
+            raise ValueError(f"oracle mode 'stacked' needs a model with stacked_forward; {type(model).__name__} has "
+                             f"none; allowed: vmap, loop")
 
     # -------------------------------------------------------------- flat <-> module parameters
     def flat_params(self) -> Tensor:
@@ -99,6 +109,9 @@ class Oracle:
     def __call__(self, params: Tensor, x, y: Tensor):
         """params [C, d], x [C, B, ...], y [C, B] -> (loss [C], grad [C, d]); stateful models: x is a tuple of
         [C, ...] tensors (or None) and a third output holds the next states [C, ...]."""
+        if self.mode == "stacked":
+            with precision(self.autocast, params.device.type):
+                return self._stacked(params, x, y)
         if self.stateful:
             return self._call_stateful(params, x, y)
         with precision(self.autocast, params.device.type):
@@ -124,6 +137,28 @@ class Oracle:
             torch.cat([g.reshape(-1) for g in parts], out=grads[c])
             losses[c] = loss.detach()
         return losses, grads
+
+    def _stacked(self, params: Tensor, x, y: Tensor):
+        """The whole cohort (or `chunk_size` clients at a time) as one batched forward and one backward."""
+        C = params.shape[0]
+        step = self.chunk_size or C
+        if step >= C:
+            return self._stacked_chunk(params, x, y)
+        parts = [self._stacked_chunk(params[i:i + step], _rows(x, i, step), y[i:i + step]) for i in range(0, C, step)]
+        return tuple(torch.cat(column) for column in zip(*parts))
+
+    def _stacked_chunk(self, params: Tensor, x, y: Tensor):
+        C = params.shape[0]
+        leaf = params.detach().requires_grad_(True)
+        named = {k: t.view(C, *s) for k, t, s in zip(self.names, torch.split(leaf, self.numels, dim=1),
+                                                        self.shapes)}
+        out = self.model.stacked_forward(named, x)
+        out, state = out if self.stateful else (out, None)
+        losses = per_client_loss(self.task, out, y)
+        (grads,) = torch.autograd.grad(losses.sum(), leaf)
+        if self.stateful:
+            return losses.detach(), grads, state.detach()
+        return losses.detach(), grads
 
     def _call_stateful(self, params: Tensor, x: tuple, y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         with precision(self.autocast, params.device.type):
@@ -166,6 +201,24 @@ class Oracle:
         return float(total) / count, acc
 
 
+def per_client_loss(task: str, out: Tensor, y: Tensor) -> Tensor:
+    """`loss_fn_for(task)` of each client's rows: out [C, B, ...] and y [C, B, ...] -> [C] (the stacked path)."""
+    C = out.shape[0]
+    if task in ("classification", "language_model"):
+        per_row = F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1), reduction="none")
+        return per_row.view(C, -1).mean(1)
+    if task == "objective":
+        return out.reshape(C, -1).mean(1)
+    return 0.5 * ((out.reshape(C, -1) - y.reshape(C, -1)) ** 2).mean(1)
+
+
+def _rows(x, start: int, count: int):
+    """Clients start .. start+count-1 of a cohort input (a tensor, or a stateful model's tuple with Nones)."""
+    if isinstance(x, tuple):
+        return tuple(None if t is None else t[start:start + count] for t in x)
+    return x[start:start + count]
+
+
 def precision(autocast: str, device_type: str):
     """The compute-precision context of a forward/backward: bf16 autocast, TF32 matmuls/convolutions, or nothing.
 
@@ -195,11 +248,15 @@ def _choice_cache() -> Path:
     return root / "oracle_choice.json"
 
 
-AUTO_RULE = "auto: vmap on CUDA, loop on CPU (fixed by device; loop is as fast or faster for small CPU models)"
+AUTO_RULE = ("auto: stacked when the model has a stacked forward (MLP, linear, LSTM), else vmap on CUDA and loop on "
+             "CPU (fixed by model and device, never timed)")
 
 
-def auto_mode(device_type: str) -> str:
-    """The deterministic default path: vmap on CUDA (one grouped kernel per layer), loop on CPU."""
+def auto_mode(device_type: str, stacked: bool = False) -> str:
+    """The deterministic default path: the model's stacked forward where it has one (fewest kernels per cohort on
+    any device), else vmap on CUDA (one grouped kernel per layer) and loop on CPU (small CPU convolutions)."""
+    if stacked:
+        return "stacked"
     return "vmap" if device_type == "cuda" else "loop"
 
 
@@ -214,7 +271,7 @@ def choose_mode(requested: str, oracle: Oracle, params: Tensor, x: Tensor, y: Te
     if requested in MODES:
         return requested, {"requested": requested, "mode": requested}
     if requested != "timed":
-        raise ValueError(f"oracle={requested!r} must be resolved first; allowed here: vmap, loop, timed")
+        raise ValueError(f"oracle={requested!r} must be resolved first; allowed here: vmap, loop, stacked, timed")
     tokens = x[0] if isinstance(x, tuple) else x                      # stateful models: (tokens, state, masks)
     key = "|".join([type(oracle.model).__name__, str(oracle.d), str(tuple(tokens.shape)), str(tokens.dtype),
                     torch.__version__, str(torch.get_num_threads())])
@@ -228,7 +285,7 @@ def choose_mode(requested: str, oracle: Oracle, params: Tensor, x: Tensor, y: Te
     if isinstance(entry, dict) and entry.get("mode") in MODES:
         return entry["mode"], {"requested": "timed", "cached": True, **entry}
     timings = {}
-    for mode in MODES:
+    for mode in [m for m in MODES if m != "stacked" or hasattr(oracle.model, "stacked_forward")]:
         oracle.mode = mode
         oracle(params, x, y)  # warm-up
         start = time.perf_counter()
@@ -253,4 +310,4 @@ def is_finite(t: Tensor) -> bool:
 
 
 __all__ = ["AUTOCAST", "AUTO_RULE", "Oracle", "auto_mode", "choose_mode", "loss_fn_for", "MODES", "is_finite",
-           "precision"]
+           "per_client_loss", "precision"]

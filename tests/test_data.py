@@ -72,6 +72,23 @@ def test_digits_shapes_dtypes_and_fixed_split(digits):
     assert len(torch.unique(all_x, dim=0)) > 1700                          # train and test are different images
 
 
+def test_digits_are_read_without_sklearn_and_equal_load_digits(monkeypatch):
+    """The CSV in sklearn's wheel is read directly (no 1-2 s sklearn import per pool worker); same numbers as
+    sklearn's own loader, and the loader's fallback gives them too when the file is not where it was."""
+    import importlib.util
+
+    from sklearn.datasets import load_digits
+
+    from fedlib.data import sources
+
+    images, labels = sources._digits_raw()
+    reference = load_digits()
+    assert np.array_equal(images, reference.images) and np.array_equal(labels, reference.target)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    images2, labels2 = sources._digits_raw()
+    assert np.array_equal(images2, reference.images) and np.array_equal(labels2, reference.target)
+
+
 # ---------------------------------------------------------------------------------------------- prepare_batch
 def test_prepare_normalises_digits_train_set(digits):
     x = D.prepare_batch(digits, digits.x_train, augment=False, generator=None)

@@ -26,13 +26,30 @@ LSTSQ_CLIENTS, LSTSQ_SAMPLES, LSTSQ_FEATURES, LSTSQ_TEST_SAMPLES = 10, 20, 5, 5
 
 
 # ---------------------------------------------------------------------------------------------- digits
+def _digits_raw() -> tuple[np.ndarray, np.ndarray]:
+    """sklearn's digits as (images [1797, 8, 8] in 0..16, labels): read straight from the CSV file in sklearn's
+    wheel, which is what `sklearn.datasets.load_digits` parses, without importing sklearn (2 s per process, paid by
+    every pool worker of every stage); through `load_digits` if a future wheel moves the file."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sklearn")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    path = next((Path(r) / "datasets" / "data" / "digits.csv.gz" for r in roots
+                 if (Path(r) / "datasets" / "data" / "digits.csv.gz").is_file()), None)
+    if path is None:
+        from sklearn.datasets import load_digits
+
+        d = load_digits()
+        return d.images, d.target
+    table = np.loadtxt(path, delimiter=",")
+    return table[:, :-1].reshape(-1, 8, 8), table[:, -1].astype(int)
+
+
 @lru_cache(maxsize=1)
 def _digits_arrays() -> tuple[np.ndarray, ...]:
-    from sklearn.datasets import load_digits
-
-    d = load_digits()
-    images = np.rint(d.images * (255.0 / 16.0)).astype(np.uint8)[:, None]      # [1797, 1, 8, 8], 0..16 -> 0..255
-    labels = d.target.astype(np.int64)
+    raw_images, raw_labels = _digits_raw()
+    images = np.rint(raw_images * (255.0 / 16.0)).astype(np.uint8)[:, None]    # [1797, 1, 8, 8], 0..16 -> 0..255
+    labels = raw_labels.astype(np.int64)
     rng = np.random.default_rng(DIGITS_SPLIT_SEED)
     perm = rng.permutation(len(labels))
     grouped = perm[np.argsort(labels[perm], kind="stable")]                   # by class, random within a class

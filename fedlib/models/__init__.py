@@ -45,6 +45,7 @@ class ModelSpec:
     builder: Builder
     options: type | None = None                     # frozen dataclass of the model's own settings (hparams.hp)
     inputs: Callable[..., dict] | None = None       # (cfg, data) -> extra builder kwargs derived from the run
+    stacked: bool = False                           # the module has stacked_forward (the oracle's `stacked` path)
 
     def build(self, input_shape: tuple[int, ...], num_classes: int, **options) -> nn.Module:
         if num_classes < 0:
@@ -102,8 +103,8 @@ for _spec in [
               "3x32x32 (FedAdam-SSM's CIFAR-10 model)", build_vgg11),
     ModelSpec("vgg11_gn", "VGG-11 with GroupNorm(2) after every conv (9,756,426 params on 3x32x32)", build_vgg11_gn),
     ModelSpec("linear", "one nn.Linear on the flattened input (flat params = [weight row-major, bias]); "
-              "[B] output for regression", build_linear),
-    ModelSpec("mlp", "FedAvg 2NN: flattened input -> 200 -> 200 -> classes, ReLU", build_mlp),
+              "[B] output for regression", build_linear, stacked=True),
+    ModelSpec("mlp", "FedAvg 2NN: flattened input -> 200 -> 200 -> classes, ReLU", build_mlp, stacked=True),
     ModelSpec("piecewise1d", "one parameter x (x_0 = 10) returning the FAFED Theorem 1 functions f_i(x) per row "
               "(task objective)", build_piecewise1d),
     ModelSpec("cnn_fafed_mnist", "FAFED's MNIST CNN: conv5x5 20/50, fc 500, ReLU, Xavier init (431,080 params on "
@@ -113,11 +114,11 @@ for _spec in [
     ModelSpec("cnn_fafed_cifar", "FAFED's CIFAR-10 CNN: conv3x3 16/32/64 (pad 1), fc 512-64 (581,866 params on "
               "3x32x32)", build_cnn_fafed_cifar),
     ModelSpec("lstm_wt2", "FAFED's WikiText-2 LM: embedding 650, 2 LSTM layers of 650, dropout 0.5, untied decoder",
-              build_lstm_wt2),
+              build_lstm_wt2, stacked=True),
     ModelSpec("lstm_small", "embedded LM stand-in: embedding 32, 2 LSTM layers of 32, dropout 0.5, untied decoder",
-              build_lstm_small),
+              build_lstm_small, stacked=True),
     ModelSpec("mlp_small", "the 2NN shape with 32 hidden units: flattened input -> 32 -> 32 -> classes (3,466 params "
-              "on 8x8 digits; FedAdam-SSM's embedded stand-in)", partial(build_mlp, hidden=32)),
+              "on 8x8 digits; FedAdam-SSM's embedded stand-in)", partial(build_mlp, hidden=32), stacked=True),
     ModelSpec("gpt2_lora", "pretrained GPT-2 (hub download) sequence classifier, LoRA + head trainable (PEFT); "
               "token-id input", build_gpt2_lora, GPT2LoRAOptions, _text_inputs),
     ModelSpec("tiny_gpt2_lora", "randomly initialised tiny GPT-2 sequence classifier, LoRA + head trainable (PEFT); "

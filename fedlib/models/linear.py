@@ -11,6 +11,8 @@ import math
 
 from torch import Tensor, nn
 
+from fedlib.models import stacked
+
 
 class LinearModel(nn.Module):
     """y = x.flatten(1) @ W.T + b; parameters `fc.weight` [out, in] then `fc.bias` [out]."""
@@ -22,6 +24,11 @@ class LinearModel(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         out = self.fc(x.flatten(1))
+        return out.squeeze(-1) if self.regression else out
+
+    def stacked_forward(self, p: dict[str, Tensor], x: Tensor) -> Tensor:
+        """The cohort at once: parameters [C, *shape], x [C, B, ...] -> [C, B, out] (or [C, B] for regression)."""
+        out = stacked.linear(p, "fc", x.flatten(2))
         return out.squeeze(-1) if self.regression else out
 
 
@@ -40,6 +47,13 @@ class MLP(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         out = self.net(x.flatten(1))
         return out.squeeze(-1) if self.regression else out
+
+    def stacked_forward(self, p: dict[str, Tensor], x: Tensor) -> Tensor:
+        """The cohort at once: parameters [C, *shape], x [C, B, ...] -> [C, B, out] (or [C, B] for regression)."""
+        h = x.flatten(2)
+        for i, layer in enumerate(self.net):
+            h = stacked.linear(p, f"net.{i}", h) if isinstance(layer, nn.Linear) else layer(h)
+        return h.squeeze(-1) if self.regression else h
 
 
 def build_linear(input_shape: tuple[int, ...], num_classes: int) -> nn.Module:

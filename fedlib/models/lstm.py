@@ -22,6 +22,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from fedlib.models import stacked
+
 INIT_RANGE = 0.1
 
 
@@ -87,6 +89,39 @@ class LSTMLanguageModel(nn.Module):
             hs.append(h)
             cs.append(c)
         return self.decoder(out), torch.stack([torch.stack(hs), torch.stack(cs)])
+
+    def stacked_forward(self, p: dict[str, Tensor], inputs: tuple[Tensor, Tensor, Tensor | None]
+                        ) -> tuple[Tensor, Tensor]:
+        """`forward` for a cohort at once: parameters [C, *shape], tokens [C, b, L], state [C, 2, layers, b, H],
+        masks [C, b, L, E + layers·H] or None -> (logits [C, b, L, V], next state [C, 2, layers, b, H])."""
+        tokens, state, masks = inputs
+        widths = [self.emb] + [self.hidden] * self.layers
+        drops = masks.split(widths, dim=-1) if masks is not None else [None] * (self.layers + 1)
+        out = stacked.embedding(p["encoder.weight"], tokens)
+        if drops[0] is not None:
+            out = out * drops[0]
+        hs, cs = [], []
+        for k in range(self.layers):
+            out, h, c = self._stacked_layer(p, out, state[:, 0, k], state[:, 1, k], k)
+            if drops[k + 1] is not None:
+                out = out * drops[k + 1]
+            hs.append(h)
+            cs.append(c)
+        return stacked.linear(p, "decoder", out), torch.stack([torch.stack(hs, 1), torch.stack(cs, 1)], 1)
+
+    def _stacked_layer(self, p: dict[str, Tensor], x: Tensor, h: Tensor, c: Tensor, k: int
+                       ) -> tuple[Tensor, Tensor, Tensor]:
+        C, b, L, _ = x.shape
+        bias = (p[f"bias_ih_l{k}"] + p[f"bias_hh_l{k}"]).unsqueeze(1)
+        pre = torch.baddbmm(bias, x.reshape(C, b * L, -1), p[f"weight_ih_l{k}"].transpose(1, 2)).view(C, b, L, -1)
+        w_hh = p[f"weight_hh_l{k}"].transpose(1, 2)                                            # [C, H, 4H]
+        outs = []
+        for step in range(L):
+            i, f, g, o = torch.baddbmm(pre[:, :, step, :], h, w_hh).chunk(4, dim=-1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outs.append(h)
+        return torch.stack(outs, dim=-2), h, c
 
 
 def _check_lm(input_shape: tuple[int, ...], num_classes: int, name: str) -> None:

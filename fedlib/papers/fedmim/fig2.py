@@ -29,6 +29,7 @@ PARAMS = {**schema.grid(list(M.NAMES)),
           "control": schema.Key(schema.scalar(bool), doc="(b): add FedAvg at η_l · A (FedMIM's gradient step)"),
           "server_lr": M.SERVER_LR_KEY}
 CONTROL = "fedavg_scaled"
+BORROWS = "table1"          # (a) at p = 0.2 and (b) are Table I's Dir-0.1 runs of the same rows
 
 
 def clients_for(settings: Mapping[str, Any], p: float) -> int:

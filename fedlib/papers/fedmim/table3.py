@@ -25,6 +25,7 @@ SOURCE = "Table III (§V-C2)"
 PARAMS = {**schema.grid(["fedmim"]),
           "weights": schema.Key(schema.listed(schema.hparams_of("fedmim")),
                                 doc="[{mim_alpha: [...], mim_beta: [...]}, ...], one table row each")}
+BORROWS = "table1"          # its row α = [0.6, 0.3], β = [0.9, 0.1] is Table I's FedMIM run at Dir-0.3
 
 
 def key(alpha: Sequence[float], beta: Sequence[float]) -> tuple[tuple[float, ...], tuple[float, ...]]:

@@ -1,0 +1,106 @@
+"""The oracle's `stacked` path: the models' stacked forwards give the vmap path's losses, gradients and next states
+(float64, to round-off), chunked or not; `auto` picks it by a fixed rule; models without one are refused clearly."""
+import pytest
+import torch
+
+from fedlib.config import ConfigError
+from fedlib.engine import resolve, run
+from fedlib.models import MODELS, build_model
+from fedlib.oracle import Oracle, auto_mode, per_client_loss
+
+CASES = [  # model, input shape, classes (0 = regression), task
+    ("linear", (5,), 3, "classification"),
+    ("linear", (5,), 0, "regression"),
+    ("mlp", (6,), 4, "classification"),
+    ("mlp_small", (1, 8, 8), 10, "classification"),
+    ("mlp_small", (7,), 0, "regression"),
+]
+
+
+def _inputs(name, shape, classes, C=4, B=6, seed=0):
+    torch.manual_seed(seed)
+    model = build_model(name, shape, classes, seed=seed).double()
+    params = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).repeat(C, 1)
+    params = params + 0.05 * torch.randn_like(params)        # every client at its own point
+    x = torch.randn(C, B, *shape, dtype=torch.float64)
+    y = torch.randint(0, classes, (C, B)) if classes else torch.randn(C, B, dtype=torch.float64)
+    return model, params, x, y
+
+
+@pytest.mark.parametrize("name,shape,classes,task", CASES)
+@pytest.mark.parametrize("chunk", [None, 3])
+def test_stacked_equals_vmap_float64(name, shape, classes, task, chunk):
+    model, params, x, y = _inputs(name, shape, classes)
+    loss_v, grad_v = Oracle(model, task, "vmap")(params, x, y)
+    loss_s, grad_s = Oracle(model, task, "stacked", chunk_size=chunk)(params, x, y)
+    assert loss_s.shape == (4,) and grad_s.shape == params.shape
+    torch.testing.assert_close(loss_s, loss_v, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(grad_s, grad_v, rtol=1e-11, atol=1e-13)
+    assert not torch.equal(grad_s[0], grad_s[1])            # per-client gradients, not one shared one
+
+
+@pytest.mark.parametrize("chunk", [None, 2])
+def test_stacked_lstm_equals_vmap_with_state_and_dropout(chunk):
+    torch.manual_seed(1)
+    model = build_model("lstm_small", (10,), 40, seed=1).double()
+    C, b, L = 3, 2, 5
+    params = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).repeat(C, 1)
+    params = params + 0.02 * torch.randn_like(params)
+    tokens, y = torch.randint(0, 40, (C, b, L)), torch.randint(0, 40, (C, b, L))
+    state = 0.3 * torch.randn(C, 2, 2, b, 32, dtype=torch.float64)
+    masks = model.dropout_masks((C, b, L), torch.Generator().manual_seed(2), "cpu").double()
+    loss_v, grad_v, next_v = Oracle(model, "language_model", "vmap")(params, (tokens, state, masks), y)
+    loss_s, grad_s, next_s = Oracle(model, "language_model", "stacked", chunk_size=chunk)(params,
+                                                                                          (tokens, state, masks), y)
+    assert next_s.shape == next_v.shape == (C, 2, 2, b, 32)
+    torch.testing.assert_close(loss_s, loss_v, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(grad_s, grad_v, rtol=1e-11, atol=1e-13)
+    torch.testing.assert_close(next_s, next_v, rtol=1e-12, atol=1e-14)
+    # no dropout masks (None): against the loop path (vmap cannot take a None input)
+    loss_v, grad_v, _ = Oracle(model, "language_model", "loop")(params, (tokens, state, None), y)
+    loss_s, grad_s, _ = Oracle(model, "language_model", "stacked")(params, (tokens, state, None), y)
+    torch.testing.assert_close(grad_s, grad_v, rtol=1e-11, atol=1e-13)
+
+
+def test_per_client_loss_is_each_clients_mean():
+    out = torch.tensor([[[2.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [3.0, 0.0]]], dtype=torch.float64)
+    y = torch.tensor([[0, 0], [1, 0]])
+    ce = torch.nn.functional.cross_entropy
+    expected = torch.stack([ce(out[0], y[0]), ce(out[1], y[1])])
+    torch.testing.assert_close(per_client_loss("classification", out, y), expected, rtol=0, atol=1e-15)
+    reg_out, reg_y = torch.tensor([[1.0, 3.0], [0.0, 0.0]]), torch.tensor([[0.0, 1.0], [2.0, 0.0]])
+    assert per_client_loss("regression", reg_out, reg_y).tolist() == [0.5 * (1 + 4) / 2, 0.5 * 4 / 2]
+    assert per_client_loss("objective", reg_out, reg_y).tolist() == [2.0, 0.0]
+
+
+def test_every_stacked_spec_has_a_stacked_forward_and_auto_picks_it():
+    stacked = sorted(k for k, m in MODELS.items() if m.stacked)
+    assert stacked == ["linear", "lstm_small", "lstm_wt2", "mlp", "mlp_small"]
+    for name in ["linear", "mlp", "mlp_small", "lstm_small"]:
+        shape, classes = ((10,), 20) if name.startswith("lstm") else ((4,), 3)
+        assert hasattr(build_model(name, shape, classes), "stacked_forward")
+    assert not hasattr(build_model("cnn", (1, 8, 8), 10), "stacked_forward")
+    assert auto_mode("cpu", True) == auto_mode("cuda", True) == "stacked"
+    assert (auto_mode("cpu", False), auto_mode("cuda", False)) == ("loop", "vmap")
+    base = {"algorithm": "fedavg", "dataset": "digits", "device": "cpu"}
+    assert resolve({**base, "model": "mlp_small"}).oracle == "stacked"
+    assert resolve({**base, "model": "cnn"}).oracle == "loop"
+    assert resolve({**base, "model": "mlp_small", "oracle": "vmap"}).oracle == "vmap"
+
+
+def test_stacked_for_a_model_without_one_is_refused_before_any_compute():
+    with pytest.raises(ConfigError, match=r"^oracle=stacked needs a model with a stacked forward; model=cnn has none"):
+        resolve({"algorithm": "fedavg", "dataset": "digits", "model": "cnn", "oracle": "stacked"})
+    with pytest.raises(ValueError, match="stacked_forward"):
+        Oracle(build_model("cnn", (1, 8, 8), 10), "classification", "stacked")
+
+
+def test_a_stacked_run_tracks_the_vmap_run_and_has_its_own_fingerprint():
+    cfg = {"algorithm": "fedavg", "dataset": "digits", "model": "mlp_small", "n_clients": 6, "clients_per_round": 3,
+           "local_steps": 2, "batch_size": 8, "rounds": 3, "dtype": "float64", "device": "cpu"}
+    a, b = run({**cfg, "oracle": "stacked"}), run({**cfg, "oracle": "vmap"})
+    assert a["environment"]["oracle"]["mode"] == "stacked"
+    for ra, rb in zip(a["rounds"], b["rounds"]):
+        assert ra["train_loss"] == pytest.approx(rb["train_loss"], rel=1e-12)
+        assert ra["test_loss"] == pytest.approx(rb["test_loss"], rel=1e-12)
+    assert resolve({**cfg, "oracle": "stacked"}).fingerprint() != resolve({**cfg, "oracle": "vmap"}).fingerprint()
