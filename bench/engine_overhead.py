@@ -5,10 +5,13 @@ machine load hits every variant alike):
   bare    : the peer-framework way — for each client, a plain nn.Module forward + backward + SGD step per batch
   loop    : one fedlib FedAvg round with the per-client loop oracle (evaluation off)
   vmap    : one fedlib FedAvg round with the vmapped cohort oracle (evaluation off)
-and prints per-round seconds (fastest of the repeats) and the ratios loop/bare, vmap/bare, vmap/loop (fastest over
-fastest; the median ratio of the pairs is printed too). `--threads` (default 1) fixes torch's thread count.
+  stacked : one fedlib FedAvg round with the model's stacked forward (MLP, linear, LSTM only; skipped for others)
+and prints per-round seconds (fastest of the repeats) and the ratios to bare, vmap/loop and stacked/vmap (fastest
+over fastest; the median ratio of the pairs is printed too). `--threads` (default 1) fixes torch's thread count.
+The bare loop needs a stateless classifier; for the LSTM language model it is left out.
 
     python bench/engine_overhead.py                        # CPU presets (minutes on 2 cores)
+    python bench/engine_overhead.py --preset embedded      # the embedded pipeline's model shapes, all three paths
     python bench/engine_overhead.py --only resnet18-gn/cifar-shaped        # the 1.15x target setting
     python bench/engine_overhead.py --preset flsim --device cuda           # FL-Simulator's published setting
     python bench/engine_overhead.py --preset pfl --device cuda             # pfl-research's CIFAR-10 setting
@@ -41,6 +44,17 @@ PRESETS = {
         dict(name="resnet18-gn/cifar-shaped", dataset="cifar_shaped", model="resnet18", n_clients=10,
              clients_per_round=2, local_steps=2, batch_size=16, rounds_timed=5),
     ],
+    "embedded": [     # the shapes the embedded dvc pipeline runs (pinned portable CPU path: FEDLIB_CPU_PATH)
+        dict(name="mlp_small/digits", dataset="digits", model="mlp_small", n_clients=20, clients_per_round=20,
+             local_steps=5, batch_size=32, rounds_timed=7),
+        dict(name="mlp_small/digits-S4", dataset="digits", model="mlp_small", n_clients=20, clients_per_round=4,
+             local_steps=3, batch_size=128, rounds_timed=7),
+        dict(name="mlp/synthetic", dataset="synthetic", model="mlp", n_clients=20, clients_per_round=5,
+             local_steps=5, batch_size=50, rounds_timed=7),
+        dict(name="lstm_small/pydoc_text", dataset="pydoc_text", model="lstm_small", n_clients=16,
+             clients_per_round=16, local_steps=10, batch_size=5, bptt=10, partition="stream_chunks",
+             clip_norm=0.25, lr=10.0, rounds_timed=3),
+    ],
     "flsim": [
         dict(name="flsim/resnet18-gn", dataset="cifar_shaped", model="resnet18", n_clients=100,
              clients_per_round=10, local_steps=50, batch_size=50, rounds_timed=3, eval_images=60_000,
@@ -70,8 +84,8 @@ def _timed(device, fn) -> float:
 
 
 def make_engine(setting: dict, mode: str, device: str, autocast: str, chunk_size: int | None) -> Simulation:
-    cfg = {k: v for k, v in setting.items() if k not in SETTING_KEYS}
-    sim = Simulation(dict(cfg, algorithm="fedavg", partition="iid", rounds=10_000, eval_every=10_000,
+    cfg = {"partition": "iid", **{k: v for k, v in setting.items() if k not in SETTING_KEYS}}
+    sim = Simulation(dict(cfg, algorithm="fedavg", rounds=10_000, eval_every=10_000,
                           oracle=mode, device=device, progress=False, seed=0, autocast=autocast,
                           chunk_size=chunk_size))
     sim.run_round()                      # warm-up (and cuDNN autotune)
@@ -104,13 +118,22 @@ def eval_seconds_per_image(sim: Simulation) -> float:
     return _timed(sim.device, sim.evaluate) / sim.data.x_test.shape[0]
 
 
+def usable_modes(setting: dict, modes: list[str]) -> list[str]:
+    """`stacked` only for models that have a stacked forward."""
+    from fedlib.models import MODELS
+
+    return [m for m in modes if m != "stacked" or MODELS[setting["model"]].stacked]
+
+
 def measure(setting: dict, modes: list[str], device: str, autocast: str, chunk_size: int | None) -> dict:
+    modes = usable_modes(setting, modes)
     sims = {m: make_engine(setting, m, device, autocast, chunk_size) for m in modes}
     first = sims[modes[0]]
-    bare = make_bare(first)
-    times: dict[str, list[float]] = {m: [] for m in ["bare", *modes]}
+    bare = None if first.oracle.stateful else make_bare(first)
+    times: dict[str, list[float]] = {m: [] for m in (["bare"] if bare else []) + modes}
     for _ in range(setting["rounds_timed"]):        # interleaved: bare, then each engine variant, repeated
-        times["bare"].append(_timed(first.device, bare))
+        if bare:
+            times["bare"].append(_timed(first.device, bare))
         for m, sim in sims.items():
             times[m].append(_timed(sim.device, sim.run_round))
     best = {m: min(ts) for m, ts in times.items()}
@@ -118,11 +141,14 @@ def measure(setting: dict, modes: list[str], device: str, autocast: str, chunk_s
                load_avg=os.getloadavg()[0], autocast=autocast, chunk_size=chunk_size,
                clients=setting["clients_per_round"], steps=setting["local_steps"], batch=setting["batch_size"],
                params=first.oracle.d, **{f"{m}_s": t for m, t in best.items()})
-    for m in modes:
+    for m in modes if bare else []:
         row[f"{m}_over_bare"] = best[m] / best["bare"]
         row[f"{m}_over_bare_median_pair"] = statistics.median(e / b for e, b in zip(times[m], times["bare"]))
-    if "vmap" in modes and "loop" in modes:
-        row["vmap_over_loop"] = best["vmap"] / best["loop"]
+    for a, b in (("vmap", "loop"), ("stacked", "vmap"), ("stacked", "loop")):
+        if a in modes and b in modes:
+            row[f"{a}_over_{b}"] = best[a] / best[b]
+            row[f"{a}_over_{b}_median_pair"] = statistics.median(x / y for x, y in zip(times[a], times[b]))
+    row["modes"] = modes
     if setting.get("eval_images"):
         per_image = eval_seconds_per_image(first)
         row["eval_s"] = per_image * setting["eval_images"]
@@ -136,14 +162,16 @@ def measure(setting: dict, modes: list[str], device: str, autocast: str, chunk_s
 
 
 def describe(row: dict, modes: list[str]) -> str:
+    modes = row["modes"]
     parts = [f"{row['setting']:26s} {row['device']:6s} threads={row['threads']} load={row['load_avg']:.1f}",
-             f"C={row['clients']} K={row['steps']} B={row['batch']} d={row['params']}",
-             f"bare {row['bare_s']:.4f}s"]
+             f"C={row['clients']} K={row['steps']} B={row['batch']} d={row['params']}"]
+    parts += [f"bare {row['bare_s']:.4f}s"] if "bare_s" in row else ["bare -"]
     parts += [f"{m} {row[f'{m}_s']:.4f}s" for m in modes]
     parts += [f"{m}/bare {row[f'{m}_over_bare']:.2f} (median pair {row[f'{m}_over_bare_median_pair']:.2f})"
-              for m in modes]
-    if "vmap_over_loop" in row:
-        parts.append(f"vmap/loop {row['vmap_over_loop']:.2f}")
+              for m in modes if f"{m}_over_bare" in row]
+    for a, b in (("vmap", "loop"), ("stacked", "vmap"), ("stacked", "loop")):
+        if f"{a}_over_{b}" in row:
+            parts.append(f"{a}/{b} {row[f'{a}_over_{b}']:.2f} (median pair {row[f'{a}_over_{b}_median_pair']:.2f})")
     if "eval_s" in row:
         parts.append(f"+ eval of the reference's images {row['eval_s']:.2f}s -> "
                      + ", ".join(f"{m} {row[f'{m}_with_eval_s']:.2f}s/round" for m in modes))
@@ -157,7 +185,8 @@ def main() -> None:
     p.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
     p.add_argument("--device", default="auto")
     p.add_argument("--only", help="run only the setting with this name")
-    p.add_argument("--modes", default="loop,vmap", help="engine oracle paths to time (comma-separated)")
+    p.add_argument("--modes", default="loop,vmap,stacked",
+                   help="engine oracle paths to time (comma-separated; stacked only where the model has one)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: comparable under load)")
     p.add_argument("--autocast", default="off", choices=["off", "bf16", "tf32"])
     p.add_argument("--chunk-size", type=int, default=None, help="vmap chunk (clients per chunk)")

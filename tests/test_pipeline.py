@@ -445,7 +445,8 @@ def test_dvc_dag_and_dry_run():
     status = _dvc("status", "--json").stdout
     assert isinstance(json.loads(status or "{}"), dict)
     dry = _dvc("repro", "--dry", "--force", "--single-item", "fadamgt_fig3").stdout
-    assert "papermill notebooks/fadamgt_fig3.ipynb runs/fadamgt/fig3.ipynb -k python3" in dry
+    assert ("python -m fedlib.reporting.run_notebook notebooks/fadamgt_fig3.ipynb runs/fadamgt/fig3.ipynb "
+            "-k python3") in dry
     assert "-p profile embedded -p workers 2" in dry
 
 

@@ -29,7 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy import stats as _st
+from scipy import special as _sp   # Student's t via its special functions: scipy.stats costs 0.8 s to import
 
 ALPHA = 0.05                 #: two-sided level of every comparison (after Holm's adjustment within a claim)
 CONFIDENCE = 1 - ALPHA
@@ -92,8 +92,8 @@ def paired_difference(a: Mapping[int, float | None], b: Mapping[int, float | Non
         p = 1.0 if mean == 0.0 else 0.0
         return Paired(n, dropped, mean, mean, mean, p, not a_cens, not b_cens)
     se = sd / math.sqrt(n)
-    t = float(_st.t.ppf(1 - ALPHA / 2, n - 1))
-    p = float(2 * _st.t.sf(abs(mean / se), n - 1))
+    t = float(_sp.stdtrit(n - 1, 1 - ALPHA / 2))             # = scipy.stats.t.ppf(1 - α/2, n - 1)
+    p = float(2 * _sp.stdtr(n - 1, -abs(mean / se)))         # = 2 · scipy.stats.t.sf(|mean/se|, n - 1)
     return Paired(n, dropped, mean, mean - t * se, mean + t * se, p, not a_cens, not b_cens)
 
 
