@@ -251,6 +251,7 @@ class RunConfig:
         if self.dtype == "float64" and self.autocast != "off":
             raise ConfigError(f"autocast={self.autocast} lowers the compute precision that dtype=float64 asks for; "
                               f"allowed: autocast=off with dtype=float64")
+        _unread_adaptive(self, ALGORITHMS)     # after the range checks: a bad value is named as such
         return self
 
     # ------------------------------------------------------------------ derived values
@@ -282,6 +283,9 @@ class RunConfig:
             d.pop("model_options")
         if d["color_jitter"] is None:  # runs without the colour perturbation keep their earlier fingerprints
             d.pop("color_jitter")
+        for key in ADAPTIVE_FIELDS:   # shared adaptive settings: only those the chosen algorithm reads
+            if key not in algorithm_reads(self.algorithm):
+                d.pop(key)
         return d
 
     def fingerprint(self) -> str:
@@ -297,6 +301,42 @@ class RunConfig:
 #: cpu_path, oracle, chunk_size (a vmapped call over fewer clients can take other kernels) and eval_batch_size
 #: (the test loss is summed over evaluation batches).
 NON_NUMERIC = ("progress", "checkpoint_every", "data_dir", "state_device")
+
+#: Shared settings of the adaptive methods that only some algorithms read (Adam's β1, β2, ε, the v̂ reading, the
+#: tracking subset, FedLADA's α). Each AlgorithmSpec names those it reads (`reads`): only they enter its
+#: fingerprint, and a non-default value of any other one is refused, so `tracking_size=1` never silently does
+#: nothing for FedAvg. A params block shared by several algorithms passes its configurations through
+#: `drop_unread`, which leaves each algorithm only the shared settings it reads.
+ADAPTIVE_FIELDS = ("beta1", "beta2", "eps", "vhat_init", "tracking_size", "tracking_init", "lada_alpha")
+
+
+def algorithm_reads(algorithm: str) -> tuple[str, ...]:
+    """The adaptive fields `algorithm` reads (all of them for a name that is not registered: validation refuses
+    it anyway, and its fingerprint then hides nothing)."""
+    from fedlib.algorithms import ALGORITHMS
+
+    spec = ALGORITHMS.get(algorithm)
+    return ADAPTIVE_FIELDS if spec is None else spec.reads
+
+
+def drop_unread(values: dict[str, Any]) -> dict[str, Any]:
+    """A config dict without the adaptive fields its algorithm does not read (for blocks shared by several
+    algorithms, e.g. a `run:` block that sets FAdamGT's tracking_size beside FedAvg)."""
+    reads = algorithm_reads(values.get("algorithm", RunConfig.algorithm))
+    return {k: v for k, v in values.items() if k not in ADAPTIVE_FIELDS or k in reads}
+
+
+_FIELD_DEFAULTS = {f.name: f.default for f in fields(RunConfig)}
+
+
+def _unread_adaptive(cfg: RunConfig, algorithms) -> None:
+    reads = algorithms[cfg.algorithm].reads
+    for key in ADAPTIVE_FIELDS:
+        value, default = getattr(cfg, key), _FIELD_DEFAULTS[key]
+        if key not in reads and value != default:
+            owners = [name for name, spec in algorithms.items() if key in spec.reads]
+            raise ConfigError(f"{key}={value!r} is not read by algorithm={cfg.algorithm}; it is a setting of "
+                              f"{', '.join(owners)}; allowed: leave {key} unset (default {default!r})")
 
 
 # ---------------------------------------------------------------------- helpers

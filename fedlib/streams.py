@@ -47,13 +47,18 @@ class StreamFeed:
         self.bptt = bptt
         self.windows = windows_per_epoch([len(p) for p in parts], batch_size, bptt)
         if self.windows < 1:
-            raise ValueError(f"the token stream is too short: {min(len(p) for p in parts)} tokens per client cannot "
-                             f"fill one window of {bptt} steps x {batch_size} columns; use fewer clients or a "
-                             "smaller batch_size or bptt")
+            from fedlib.config import ConfigError
+
+            shortest = min(len(p) for p in parts)
+            raise ConfigError(f"batch_size={batch_size} x (bptt={bptt} + 1) tokens do not fit in the shortest "
+                              f"client's token stream ({shortest} tokens with these n_clients); allowed: "
+                              f"batch_size * (bptt + 1) <= {shortest}, or fewer n_clients")
         rows = self.windows * bptt + 1
         for p in parts:
             if len(p) and not np.array_equal(p, np.arange(p[0], p[0] + len(p))):
-                raise ValueError("token streams need contiguous client chunks: use partition=stream_chunks")
+                from fedlib.config import ConfigError
+
+                raise ConfigError("a token stream needs contiguous client chunks; allowed: partition=stream_chunks")
         self.columns = torch.stack([batchify(tokens[torch.as_tensor(p, device=tokens.device)], batch_size)[:, :rows]
                                     for p in parts])                                     # [n, b, rows]
         self.model = model

@@ -11,6 +11,7 @@ from torch import nn
 from fedlib.data import DatasetUnavailable, load_dataset
 from fedlib.data import token_stream as T
 from fedlib.data.partition import stream_chunks
+from fedlib.config import ConfigError
 from fedlib.engine import Simulation, run
 from fedlib.models import build_model, num_params
 from fedlib.oracle import Oracle
@@ -219,7 +220,10 @@ def test_lm_resume_is_exact_with_hidden_state(tmp_path, name):
 
 
 def test_bad_stream_settings_are_refused():
-    with pytest.raises(ValueError, match="too short"):
+    with pytest.raises(ConfigError, match=r"^batch_size=5000 x \(bptt=\d+ \+ 1\) tokens do not fit in the shortest "
+                                          r"client's token stream \(\d+ tokens with these n_clients\); allowed: "):
         Simulation({**LM, "algorithm": "fedavg", "batch_size": 5000})
+    with pytest.raises(ConfigError, match="allowed: batch_size"):
+        Simulation({**LM, "algorithm": "fedavg", "n_clients": 5000, "clients_per_round": 5})
     with pytest.raises(ValueError, match="class labels"):
         Simulation({**LM, "algorithm": "fedavg", "partition": "dirichlet"})

@@ -22,6 +22,7 @@ from fedtrace import trace
 from reference import REFERENCES
 from reference.problem import Draws, Problem, RoundInfo, steps_for
 
+from fedlib.config import drop_unread
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.hparams import fields_of
 from fedlib.config import ConfigError
@@ -175,7 +176,7 @@ def replay(alg: str, cfg: dict, run) -> tuple[object, list[RoundInfo], list[np.n
 
 
 def check(alg: str, opts: dict) -> None:
-    run = trace({**BASE, "algorithm": alg, **opts}, data=DATA)
+    run = trace(drop_unread({**BASE, "algorithm": alg, **opts}), data=DATA)   # β/ε only where the method reads them
     cfg = run.sim.cfg.to_dict()
     ref, infos, locals_ = replay(alg, cfg, run)
     bits = 0.0

@@ -24,6 +24,8 @@ import torch
 from torch import Tensor
 
 LR_DEFAULT = 0.001          # paper §2.1: η_l = 0.001 for every Adam-based method
+MOMENTS = ("beta1", "beta2", "eps")                     # AlgorithmSpec.reads of every local-Adam method
+PAPER_ADAM = (*MOMENTS, "vhat_init")                    # + the v̂ reading of the parameter-tracking paper (A1)
 VHAT_MODES = ("v1", "v2", "v3", "v4")
 
 

@@ -110,6 +110,10 @@ class AlgorithmSpec:
     # bits one participating client exchanges in round t: (cfg, d, t) -> {"up": bits, "down": bits}. Omit it when
     # every vector is a dense float32 d-vector: the engine then counts comm_vectors(cfg) · d · 32 in total.
     round_bits: Callable | None = None
+    # the shared adaptive RunConfig fields this algorithm reads (config.ADAPTIVE_FIELDS: Adam's β1, β2, ε, the v̂
+    # reading, the tracking subset, FedLADA's α); only these enter its fingerprint, and setting any other one to a
+    # non-default value is refused (tests/test_shared_fields.py checks each declaration by running the algorithm)
+    reads: tuple[str, ...] = ()
 
 
 # ---- shared pure pieces -------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from functools import partial
 
 import torch
 
+from fedlib.algorithms import adam
 from fedlib.algorithms import fedadam_local as base
 from fedlib.algorithms.base import AlgorithmSpec, weighted_mean
 from fedlib.algorithms.hparams import hp, one_of, positive_int
@@ -82,4 +83,4 @@ SPECS = (AlgorithmSpec(
     "efficient_adam", "Efficient Adam (FL): local Adam with per-device moments, two-way quantised model updates "
     "with worker and server error feedback (quantizer sign / stochastic)",
     init, client_begin, client_step, client_end, server_update, comm_vectors, lr_default=base.LR_DEFAULT,
-    hparams=EfficientAdamHParams, round_bits=round_bits),)
+    hparams=EfficientAdamHParams, round_bits=round_bits, reads=adam.MOMENTS),)

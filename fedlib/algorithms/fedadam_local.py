@@ -99,6 +99,6 @@ FEDADAM_LOCAL = AlgorithmSpec(
     "fedadam_local", "FedAdam of the FedAdam-SSM paper (Alg. 1): local Adam (eps inside sqrt, no bias correction) "
     "from the shared W, M, V; dense FedAvg of the three updates (3dq bits up)",
     init, client_begin, client_step, client_end, server_update, comm_vectors, lr_default=LR_DEFAULT,
-    round_bits=round_bits)
+    round_bits=round_bits, reads=adam.MOMENTS)
 
 SPECS = (FEDADAM_LOCAL,)

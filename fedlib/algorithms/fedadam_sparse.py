@@ -36,6 +36,7 @@ from functools import partial
 import torch
 from torch import Tensor
 
+from fedlib.algorithms import adam
 from fedlib.algorithms import fedadam_local as base
 from fedlib.algorithms.base import AlgorithmSpec
 from fedlib.algorithms.hparams import hp, in_range, one_of
@@ -131,7 +132,7 @@ def comm_vectors(cfg) -> float:
 SPECS = tuple(         # module-level code, not a factory function: mutmut mutates only code that runs after import
     AlgorithmSpec(name, description, base.init, base.client_begin, base.client_step, partial(client_end, select),
                   base.server_update, comm_vectors, lr_default=base.LR_DEFAULT, hparams=hparams,
-                  round_bits=partial(round_bits, masks))
+                  round_bits=partial(round_bits, masks), reads=adam.MOMENTS)
     for name, description, select, masks, hparams in (
         ("fedadam_ssm", "FedAdam-SSM (Alg. 2): local Adam, one shared top-k mask of |ΔW| sparsifies ΔW, ΔM, ΔV",
          ssm_mask, 1, SparseHParams),

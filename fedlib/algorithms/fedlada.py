@@ -72,6 +72,7 @@ FEDLADA = AlgorithmSpec(
                 "server averages second moments (5 vectors/round)",
     init=init, client_begin=client_begin, client_step=client_step, client_end=client_end,
     server_update=server_update, comm_vectors=comm_vectors, lr_default=adam.LR_DEFAULT,
+    reads=(*adam.PAPER_ADAM, "lada_alpha"),
 )
 
 SPECS = (FEDLADA,)

@@ -54,7 +54,7 @@ LOCALADAM = AlgorithmSpec(
     description="LocalAdam (L1): FedAvg with the paper's local Adam (m reset per round, v_i persisted, "
                 "AMSGrad max, no bias correction)",
     init=init, client_begin=client_begin, client_step=client_step, client_end=client_end,
-    server_update=server_update, comm_vectors=comm_vectors, lr_default=adam.LR_DEFAULT,
+    server_update=server_update, comm_vectors=comm_vectors, lr_default=adam.LR_DEFAULT, reads=adam.PAPER_ADAM,
 )
 
 SPECS = (LOCALADAM,)

@@ -138,4 +138,4 @@ SPECS = (AlgorithmSpec(
     "onebit_adam", "1-bit Adam (FL): dense FedAdam warm-up, then frozen V and error-compensated scaled-sign "
     "uploads (onebit_variant 1B-L / 1B-1 / 1B-Lm)",
     init, client_begin, client_step, client_end, server_update, comm_vectors, lr_default=base.LR_DEFAULT,
-    hparams=OneBitHParams, round_bits=round_bits),)
+    hparams=OneBitHParams, round_bits=round_bits, reads=adam.MOMENTS),)

@@ -127,7 +127,7 @@ FADAMET, FADAMGT = (   # module-level code, not a factory function: see the note
                     f"3 + Y/S vectors/round)",
         init=partial(init, kind), client_begin=partial(client_begin, kind), client_step=partial(client_step, kind),
         client_end=partial(client_end, kind), server_update=server_update, comm_vectors=comm_vectors,
-        lr_default=adam.LR_DEFAULT)
+        lr_default=adam.LR_DEFAULT, reads=(*adam.PAPER_ADAM, "tracking_size", "tracking_init"))
     for kind, noun, where in (("et", "estimate", "Adam direction, after the moments"),
                               ("gt", "gradient", "raw gradient, before both moments")))
 SPECS = (FADAMET, FADAMGT)

@@ -7,7 +7,9 @@ configuration is, later keys winning:
     run  <  hparams[algorithm]  <  datasets[row]  <  algorithm, seed, lr[algorithm]  <  the artefact's swept keys
 
 `hparams` is merged only into that algorithm's runs, so a `run:` block shared by several algorithms never carries
-one algorithm's key (RunConfig.from_dict would refuse it for the others).
+one algorithm's key (RunConfig.from_dict would refuse it for the others). The shared adaptive settings a `run:`
+block may hold (tracking_size, lada_alpha, Adam's β/ε: fedlib.config.ADAPTIVE_FIELDS) reach only the algorithms
+that read them.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+
+from fedlib.config import drop_unread
 
 
 def run_configs(settings: Mapping[str, Any], entry: Mapping[str, Any], algorithms: Sequence[str],
@@ -30,7 +34,7 @@ def run_configs(settings: Mapping[str, Any], entry: Mapping[str, Any], algorithm
             cfg.update(entry)
             cfg.update(algorithm=alg, seed=int(seed), lr=lrs.get(alg))
             cfg.update(extra)
-            out.append(cfg)
+            out.append(drop_unread(cfg))      # a shared run: block may set another algorithm's tracking_size
     return out
 
 
