@@ -46,7 +46,8 @@ MODULE_TESTS = {
     **{f"fedlib/algorithms/{name}.py": tests for name, tests in ALGORITHM_TESTS.items()},
     "fedlib/compress.py": ["tests/test_ssm_compress.py", "tests/test_compress_rules.py", REFERENCE],
     "fedlib/data/partition.py": ["tests/test_partitioners.py", "tests/test_partition_rules.py",
-                                 "tests/test_invariants.py"],
+                                 "tests/test_partition_edges.py", "tests/test_invariants.py"],
+    "fedlib/oracle.py": ["tests/test_oracle.py", "tests/test_stacked_oracle.py"],
     # the engine runs under every reference case: a representative few (plain, control variates, masked unequal
     # steps, two gradient calls per step, an epoch-based schedule, random draws) keep a survivor's re-run short
     "fedlib/engine.py": [f"{REFERENCE}::test_matches_reference[{case}]" for case in (
