@@ -47,7 +47,7 @@ MODULE_TESTS = {
     "fedlib/compress.py": ["tests/test_ssm_compress.py", "tests/test_compress_rules.py", REFERENCE],
     "fedlib/data/partition.py": ["tests/test_partitioners.py", "tests/test_partition_rules.py",
                                  "tests/test_partition_edges.py", "tests/test_invariants.py"],
-    "fedlib/oracle.py": ["tests/test_oracle.py", "tests/test_stacked_oracle.py"],
+    "fedlib/oracle.py": ["tests/test_oracle.py", "tests/test_stacked_oracle.py", "tests/test_oracle_edges.py"],
     # the engine runs under every reference case: a representative few (plain, control variates, masked unequal
     # steps, two gradient calls per step, an epoch-based schedule, random draws) keep a survivor's re-run short
     "fedlib/engine.py": [f"{REFERENCE}::test_matches_reference[{case}]" for case in (
@@ -229,6 +229,11 @@ def main(argv=None) -> None:
                         help="re-test only the last run's non-equivalent survivors with the current tests (the "
                              "module's earlier run must still be in .mutants/; otherwise the module runs fully)")
     args = parser.parse_args(argv)
+    if args.modules and not args.render_only:
+        try:
+            import mutmut  # noqa: F401
+        except ImportError:
+            sys.exit("mutants.sh: mutmut is not installed; allowed: pip install -e '.[dev]' (mutmut>=3.8,<4)")
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     sys.path.insert(0, str(ROOT / "scripts"))
     from mutants_equivalent import EQUIVALENT

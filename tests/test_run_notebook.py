@@ -21,11 +21,11 @@ def _notebook(path):
 def test_run_notebook_executes_like_papermill_and_skips_the_grammar_import(tmp_path):
     src, out = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
     _notebook(src)
-    probe = ("import sys, runpy; sys.argv = ['papermill', {src!r}, {out!r}, '-k', 'python3', '-p', 'x', '6', "
+    probe = (f"import sys, runpy; sys.argv = ['papermill', {str(src)!r}, {str(out)!r}, '-k', 'python3', '-p', 'x', '6', "
              "'--no-progress-bar']; "
              "from fedlib.reporting.run_notebook import main\n"
              "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-             "print('GRAMMAR', sys.modules.get('rfc3987_syntax', 'absent'))").format(src=str(src), out=str(out))
+             "print('GRAMMAR', sys.modules.get('rfc3987_syntax', 'absent'))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "GRAMMAR None" in done.stdout                   # marked absent in the papermill process

@@ -8,13 +8,13 @@ import sys
 
 import pytest
 import torch
+from test_reference_algorithms import DATA
 
 import fedlib.config as C
 from fedlib.algorithms import ALGORITHMS
 from fedlib.config import ADAPTIVE_FIELDS, ConfigError, drop_unread
 from fedlib.engine import Simulation, resolve
 from fedlib.reporting.grid import run_configs
-from test_reference_algorithms import DATA
 
 BASE = dict(dataset="lstsq", partition="natural", n_clients=6, clients_per_round=4, rounds=4, local_steps=2,
             batch_size=4, lr=0.05, dtype="float64", device="cpu", oracle="loop", seed=5, eval_every=1000)
