@@ -118,3 +118,61 @@ def test_stacked_lstm_chunks_without_masks_match_unchunked(chunk):
     chunked = Oracle(model, "language_model", "stacked", chunk_size=chunk)(params, (tokens, state, None), y)
     for a, b in zip(whole, chunked):
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_each_mode_takes_its_own_path_and_passes_its_chunk_size(monkeypatch):
+    oracle, params, x, y = _mlp()
+    seen = []
+    real_vmap = O.vmap
+
+    def spy(fn, *args, **kwargs):
+        seen.append(kwargs.get("chunk_size", "absent"))
+        return real_vmap(fn, *args, **kwargs)
+    monkeypatch.setattr(O, "vmap", spy)
+    oracle.mode, oracle.chunk_size = "vmap", 2
+    oracle(params, x, y)
+    oracle.mode = "loop"
+    oracle(params, x, y)
+    oracle.mode = "stacked"
+    oracle(params, x, y)
+    assert seen == [2]                                       # only the vmap path vmaps, with the chunk size given
+    lstm = Oracle(build_model("lstm_small", (10,), 30, seed=1), "language_model", "vmap", chunk_size=1)
+    p = lstm.flat_params().repeat(2, 1)
+    xs = (torch.randint(0, 30, (2, 3, 5)), torch.zeros(2, 2, 2, 3, 32),
+          lstm.model.dropout_masks((2, 3, 5), torch.Generator().manual_seed(0), "cpu"))
+    lstm(p, xs, torch.randint(0, 30, (2, 3, 5)))
+    lstm.mode = "loop"
+    lstm(p, xs, torch.randint(0, 30, (2, 3, 5)))
+    assert seen == [2, 1]
+
+
+def test_loop_keeps_the_dtype_and_gives_zero_gradients_to_unused_parameters():
+    class PartlyUsed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.used = torch.nn.Linear(3, 2)
+            self.unused = torch.nn.Parameter(torch.ones(4))
+
+        def forward(self, x):
+            return self.used(x)
+    oracle = Oracle(PartlyUsed().double(), "classification", "loop")
+    params = oracle.flat_params().repeat(2, 1)
+    losses, grads = oracle(params, torch.randn(2, 5, 3, dtype=torch.float64), torch.randint(0, 2, (2, 5)))
+    assert losses.dtype == torch.float64 and grads.dtype == torch.float64
+    assert oracle.names == ["unused", "used.weight", "used.bias"]       # registration order: unused comes first
+    assert torch.equal(grads[:, :4], torch.zeros(2, 4, dtype=torch.float64))
+    assert grads[:, 4:].abs().sum() > 0
+
+
+def test_autocast_contexts_on_cpu():
+    oracle, params, x, y = _mlp(dtype=torch.float32)
+    full, _ = oracle(params, x, y)
+    oracle.autocast = "bf16"                                  # CPU autocast runs the matmuls in bfloat16
+    low, _ = oracle(params, x, y)
+    assert not torch.equal(low, full) and torch.allclose(low, full, rtol=5e-2)
+    before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    with O.precision("tf32", "cpu"):
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before
+    with O.precision("off", "cpu"):
+        assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before

@@ -191,3 +191,9 @@ def test_partition_dataset_names_and_label_free_iid():
     for name in ("dirichlet", "IID"):
         with pytest.raises(ValueError, match=rf"^(partition '{name}' needs class labels|unknown partition)"):
             P.partition_dataset(_regression(), name, 3, 0)
+
+
+def test_dirichlet_default_min_client_size_is_ten():
+    labels = np.repeat(np.arange(2), 10)              # 20 samples, 2 clients: a minimum of 10 each is reachable
+    parts = P.dirichlet(labels, 2, rng(), alpha=1e6)  # (11 would be refused: 11 x 2 > 20)
+    assert sorted(len(p) for p in parts) == [10, 10]
