@@ -133,4 +133,14 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.data.partition.x_k_classes__mutmut_17": _FLOAT_COUNTS,
     "fedlib.data.partition.x_k_classes__mutmut_25": ("every holder count doubles, so the least-held order that "
                                                       "lexsort uses is unchanged"),
+    "fedlib.oracle.xǁOracleǁ_loop__mutmut_8": _CPU_DEVICE,
+    "fedlib.oracle.xǁOracleǁ_loop__mutmut_11": _CPU_DEVICE,
+    "fedlib.oracle.xǁOracleǁ_loop__mutmut_44": ("torch.autograd.grad with materialize_grads=True allows unused inputs "
+                                                "whatever allow_unused says (None or True: zeros either way)"),
+    "fedlib.oracle.xǁOracleǁ_loop__mutmut_48": ("torch.autograd.grad with materialize_grads=True allows unused inputs "
+                                                "whatever allow_unused says (None or True: zeros either way)"),
+    "fedlib.oracle.xǁOracleǁ_stacked__mutmut_5": ("chunk_size == C then takes the chunk loop with one chunk of all C "
+                                                  "clients, which is the unchunked call"),
+    "fedlib.oracle.x_choose_mode__mutmut_26": ("an unreadable cache file gives None instead of {}, and the next line "
+                                               "turns anything that is not a dict into {}"),
 }

@@ -93,6 +93,14 @@ def test_timed_choice_for_a_model_without_a_stacked_forward_and_a_stateful_key(t
     assert any(k.startswith(f"LSTMLanguageModel|{lstm.d}|(2, 3, 5)|torch.int64|") for k in keys)   # tokens' shape
 
 
+def test_a_cache_file_that_is_json_but_not_a_mapping_is_re_measured(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path))
+    (tmp_path / "oracle_choice.json").write_text("[1, 2]")
+    oracle, params, x, y = _mlp()
+    assert choose_mode("timed", oracle, params, x, y)[1]["cached"] is False
+    assert isinstance(json.loads((tmp_path / "oracle_choice.json").read_text()), dict)
+
+
 def test_choice_cache_default_location(monkeypatch):
     monkeypatch.delenv("FEDLIB_CACHE", raising=False)
     assert O._choice_cache() == Path.home() / ".cache" / "fedlib" / "oracle_choice.json"
@@ -129,6 +137,12 @@ def test_each_mode_takes_its_own_path_and_passes_its_chunk_size(monkeypatch):
         seen.append(kwargs.get("chunk_size", "absent"))
         return real_vmap(fn, *args, **kwargs)
     monkeypatch.setattr(O, "vmap", spy)
+    stacked_calls = []
+    real_stacked = Oracle._stacked
+    monkeypatch.setattr(Oracle, "_stacked", lambda self, *a: stacked_calls.append(self.mode) or real_stacked(self, *a))
+    loop_calls = []
+    real_loop = Oracle._loop
+    monkeypatch.setattr(Oracle, "_loop", lambda self, *a: loop_calls.append(self.mode) or real_loop(self, *a))
     oracle.mode, oracle.chunk_size = "vmap", 2
     oracle(params, x, y)
     oracle.mode = "loop"
@@ -136,6 +150,7 @@ def test_each_mode_takes_its_own_path_and_passes_its_chunk_size(monkeypatch):
     oracle.mode = "stacked"
     oracle(params, x, y)
     assert seen == [2]                                       # only the vmap path vmaps, with the chunk size given
+    assert loop_calls == ["loop"] and stacked_calls == ["stacked"]
     lstm = Oracle(build_model("lstm_small", (10,), 30, seed=1), "language_model", "vmap", chunk_size=1)
     p = lstm.flat_params().repeat(2, 1)
     xs = (torch.randint(0, 30, (2, 3, 5)), torch.zeros(2, 2, 2, 3, 32),
@@ -170,6 +185,17 @@ def test_autocast_contexts_on_cpu():
     oracle.autocast = "bf16"                                  # CPU autocast runs the matmuls in bfloat16
     low, _ = oracle(params, x, y)
     assert not torch.equal(low, full) and torch.allclose(low, full, rtol=5e-2)
+    for mode in ("stacked", "loop"):                          # every path runs under the context
+        oracle.mode = mode
+        assert not torch.equal(oracle(params, x, y)[0], full)
+    lstm = Oracle(build_model("lstm_small", (10,), 30, seed=1), "language_model", "vmap", autocast="bf16")
+    p = lstm.flat_params().repeat(2, 1)
+    xs = (torch.randint(0, 30, (2, 3, 5)), torch.zeros(2, 2, 2, 3, 32), None)
+    yy = torch.randint(0, 30, (2, 3, 5))
+    lstm.mode = "loop"
+    low_lm = lstm(p, xs, yy)[0]
+    lstm.autocast = "off"
+    assert not torch.equal(low_lm, lstm(p, xs, yy)[0])
     before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     with O.precision("tf32", "cpu"):
         assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
