@@ -8,10 +8,10 @@ import pytest
 import torch
 from torch import nn
 
+from fedlib.config import ConfigError
 from fedlib.data import DatasetUnavailable, load_dataset
 from fedlib.data import token_stream as T
 from fedlib.data.partition import stream_chunks
-from fedlib.config import ConfigError
 from fedlib.engine import Simulation, run
 from fedlib.models import build_model, num_params
 from fedlib.oracle import Oracle

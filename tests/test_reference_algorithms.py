@@ -22,10 +22,9 @@ from fedtrace import trace
 from reference import REFERENCES
 from reference.problem import Draws, Problem, RoundInfo, steps_for
 
-from fedlib.config import drop_unread
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.hparams import fields_of
-from fedlib.config import ConfigError
+from fedlib.config import ConfigError, drop_unread
 from fedlib.data.base import FedDataset
 
 TOL = 1e-10
