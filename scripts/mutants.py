@@ -48,6 +48,10 @@ MODULE_TESTS = {
     "fedlib/data/partition.py": ["tests/test_partitioners.py", "tests/test_partition_rules.py",
                                  "tests/test_partition_edges.py", "tests/test_invariants.py"],
     "fedlib/oracle.py": ["tests/test_oracle.py", "tests/test_stacked_oracle.py", "tests/test_oracle_edges.py"],
+    "fedlib/reporting/stats.py": ["tests/test_claims_stats.py", "tests/test_stats_edges.py"],
+    "fedlib/reporting/claims.py": ["tests/test_claims_stats.py", "tests/test_stats_edges.py",
+                                   "tests/test_fadamgt_claims.py", "tests/test_fafed_claims.py",
+                                   "tests/test_fedmim_claims.py"],
     # the engine runs under every reference case: a representative few (plain, control variates, masked unequal
     # steps, two gradient calls per step, an epoch-based schedule, random draws) keep a survivor's re-run short
     "fedlib/engine.py": [f"{REFERENCE}::test_matches_reference[{case}]" for case in (
@@ -91,6 +95,9 @@ def prepare(path: str, names: list[str], keep: bool = False) -> Path:
     for part in ("fedlib", "tests"):      # (mutmut itself re-tests the mutants of functions whose source changed)
         shutil.rmtree(work / part, ignore_errors=True)
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(ROOT / "params.yaml", work / "params.yaml")      # the papers' claim tests read their blocks ...
+    shutil.rmtree(work / "reports", ignore_errors=True)
+    shutil.copytree(ROOT / "reports", work / "reports")           # ... and the committed reports
     (work / "pyproject.toml").write_text(mutmut_config(path))
     return work
 
@@ -103,6 +110,7 @@ def mutmut_config(path: str) -> str:
     config = (ROOT / "pyproject.toml").read_text()
     config += ("\n[tool.mutmut]\n"
                'source_paths = ["fedlib/"]\n'
+               'also_copy = ["params.yaml", "reports"]\n'
                f"only_mutate = [{json.dumps(path)}]\n"
                f"pytest_add_cli_args_test_selection = {json.dumps(tests + ['-m', 'not slow'])}\n"
                'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
