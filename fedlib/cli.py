@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from fedlib.config import ConfigError, Refused, RunConfig
+from fedlib.config import ADAPTIVE_FIELDS, ConfigError, Refused, RunConfig
 
 
 def _parse_overrides(items: list[str]) -> dict:
@@ -137,8 +137,6 @@ def cmd_config(args) -> int:
     unknown = set(values) - {"algorithm"}
     if unknown:
         raise ConfigError(f"fedlib config takes only algorithm=NAME, got {', '.join(sorted(unknown))}")
-    from fedlib.config import ADAPTIVE_FIELDS
-
     defaults = RunConfig().to_dict()
     shared = {k: v for k, v in defaults.items() if k not in ("hparams", "model_options", *ADAPTIVE_FIELDS)}
     names = [values["algorithm"]] if "algorithm" in values else list(ALGORITHMS)

@@ -283,8 +283,9 @@ class RunConfig:
             d.pop("model_options")
         if d["color_jitter"] is None:  # runs without the colour perturbation keep their earlier fingerprints
             d.pop("color_jitter")
+        reads = algorithm_reads(self.algorithm)
         for key in ADAPTIVE_FIELDS:   # shared adaptive settings: only those the chosen algorithm reads
-            if key not in algorithm_reads(self.algorithm):
+            if key not in reads:
                 d.pop(key)
         return d
 
@@ -326,13 +327,10 @@ def drop_unread(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if k not in ADAPTIVE_FIELDS or k in reads}
 
 
-_FIELD_DEFAULTS = {f.name: f.default for f in fields(RunConfig)}
-
-
 def _unread_adaptive(cfg: RunConfig, algorithms) -> None:
     reads = algorithms[cfg.algorithm].reads
     for key in ADAPTIVE_FIELDS:
-        value, default = getattr(cfg, key), _FIELD_DEFAULTS[key]
+        value, default = getattr(cfg, key), getattr(RunConfig, key)     # the dataclass keeps plain defaults
         if key not in reads and value != default:
             owners = [name for name, spec in algorithms.items() if key in spec.reads]
             raise ConfigError(f"{key}={value!r} is not read by algorithm={cfg.algorithm}; it is a setting of "

@@ -24,6 +24,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from fedlib.config import ConfigError
+
 EVAL_COLUMNS = 10    # columns of the test stream (the PyTorch example's eval batch size)
 
 
@@ -47,8 +49,6 @@ class StreamFeed:
         self.bptt = bptt
         self.windows = windows_per_epoch([len(p) for p in parts], batch_size, bptt)
         if self.windows < 1:
-            from fedlib.config import ConfigError
-
             shortest = min(len(p) for p in parts)
             raise ConfigError(f"batch_size={batch_size} x (bptt={bptt} + 1) tokens do not fit in the shortest "
                               f"client's token stream ({shortest} tokens with these n_clients); allowed: "
@@ -56,8 +56,6 @@ class StreamFeed:
         rows = self.windows * bptt + 1
         for p in parts:
             if len(p) and not np.array_equal(p, np.arange(p[0], p[0] + len(p))):
-                from fedlib.config import ConfigError
-
                 raise ConfigError("a token stream needs contiguous client chunks; allowed: partition=stream_chunks")
         self.columns = torch.stack([batchify(tokens[torch.as_tensor(p, device=tokens.device)], batch_size)[:, :rows]
                                     for p in parts])                                     # [n, b, rows]

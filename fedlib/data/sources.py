@@ -34,8 +34,7 @@ def _digits_raw() -> tuple[np.ndarray, np.ndarray]:
 
     spec = importlib.util.find_spec("sklearn")
     roots = list(spec.submodule_search_locations or []) if spec else []
-    path = next((Path(r) / "datasets" / "data" / "digits.csv.gz" for r in roots
-                 if (Path(r) / "datasets" / "data" / "digits.csv.gz").is_file()), None)
+    path = next((p for r in roots if (p := Path(r) / "datasets" / "data" / "digits.csv.gz").is_file()), None)
     if path is None:
         from sklearn.datasets import load_digits
 
