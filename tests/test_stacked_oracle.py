@@ -27,10 +27,15 @@ def _inputs(name, shape, classes, C=4, B=6, seed=0):
     return model, params, x, y
 
 
+CUDA = pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                       reason="needs a CUDA device")])
+
+
 @pytest.mark.parametrize("name,shape,classes,task", CASES)
 @pytest.mark.parametrize("chunk", [None, 3])
-def test_stacked_equals_vmap_float64(name, shape, classes, task, chunk):
-    model, params, x, y = _inputs(name, shape, classes)
+@pytest.mark.parametrize("device", ["cpu", CUDA])
+def test_stacked_equals_vmap_float64(name, shape, classes, task, chunk, device):
+    model, params, x, y = (t.to(device) for t in _inputs(name, shape, classes))
     loss_v, grad_v = Oracle(model, task, "vmap")(params, x, y)
     loss_s, grad_s = Oracle(model, task, "stacked", chunk_size=chunk)(params, x, y)
     assert loss_s.shape == (4,) and grad_s.shape == params.shape
@@ -104,38 +109,3 @@ def test_a_stacked_run_tracks_the_vmap_run_and_has_its_own_fingerprint():
         assert ra["train_loss"] == pytest.approx(rb["train_loss"], rel=1e-12)
         assert ra["test_loss"] == pytest.approx(rb["test_loss"], rel=1e-12)
     assert resolve({**cfg, "oracle": "stacked"}).fingerprint() != resolve({**cfg, "oracle": "vmap"}).fingerprint()
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-@pytest.mark.parametrize("name,shape,classes,task", CASES[:4])
-def test_stacked_equals_vmap_on_cuda(name, shape, classes, task):
-    model, params, x, y = _inputs(name, shape, classes)
-    model, params, x, y = model.cuda(), params.cuda(), x.cuda(), y.cuda()
-    loss_v, grad_v = Oracle(model, task, "vmap")(params, x, y)
-    loss_s, grad_s = Oracle(model, task, "stacked")(params, x, y)
-    torch.testing.assert_close(loss_s, loss_v, rtol=1e-12, atol=1e-14)
-    torch.testing.assert_close(grad_s, grad_v, rtol=1e-11, atol=1e-13)
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_cuda_stacked_local_steps_never_synchronise():
-    from fedlib.engine import Simulation
-
-    sim = Simulation({"algorithm": "fadamgt", "dataset": "digits", "model": "mlp_small", "n_clients": 8,
-                      "clients_per_round": 4, "local_steps": 3, "batch_size": 16, "rounds": 3, "device": "cuda",
-                      "oracle": "stacked"})
-    sim.run_round()                                   # round 1 reads the initial loss once (by design)
-    inner = sim.local_work
-
-    def strict(*args, **kwargs):
-        torch.cuda.set_sync_debug_mode("error")
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            torch.cuda.set_sync_debug_mode("default")
-
-    sim.local_work = strict
-    sim.run_round()
-    assert sim.oracle.mode == "stacked"
