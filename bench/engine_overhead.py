@@ -68,6 +68,7 @@ PRESETS = {
 }
 PRESETS["gpu"] = PRESETS["flsim"] + PRESETS["pfl"]
 SETTING_KEYS = ("name", "rounds_timed", "eval_images", "reference")
+PAIRS = (("vmap", "loop"), ("stacked", "vmap"), ("stacked", "loop"))   # the path ratios printed, where both ran
 
 
 def _sync(device):
@@ -144,7 +145,7 @@ def measure(setting: dict, modes: list[str], device: str, autocast: str, chunk_s
     for m in modes if bare else []:
         row[f"{m}_over_bare"] = best[m] / best["bare"]
         row[f"{m}_over_bare_median_pair"] = statistics.median(e / b for e, b in zip(times[m], times["bare"]))
-    for a, b in (("vmap", "loop"), ("stacked", "vmap"), ("stacked", "loop")):
+    for a, b in PAIRS:
         if a in modes and b in modes:
             row[f"{a}_over_{b}"] = best[a] / best[b]
             row[f"{a}_over_{b}_median_pair"] = statistics.median(x / y for x, y in zip(times[a], times[b]))
@@ -169,7 +170,7 @@ def describe(row: dict, modes: list[str]) -> str:
     parts += [f"{m} {row[f'{m}_s']:.4f}s" for m in modes]
     parts += [f"{m}/bare {row[f'{m}_over_bare']:.2f} (median pair {row[f'{m}_over_bare_median_pair']:.2f})"
               for m in modes if f"{m}_over_bare" in row]
-    for a, b in (("vmap", "loop"), ("stacked", "vmap"), ("stacked", "loop")):
+    for a, b in PAIRS:
         if f"{a}_over_{b}" in row:
             parts.append(f"{a}/{b} {row[f'{a}_over_{b}']:.2f} (median pair {row[f'{a}_over_{b}_median_pair']:.2f})")
     if "eval_s" in row:

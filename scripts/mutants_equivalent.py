@@ -35,6 +35,8 @@ _CDF_GUARD = ("the round-off guard only needs the last cdf entry ≥ every draw 
 _FALSY = "None is falsy like False, and the argument is only used in `if`"
 _STABLE_CASE = "numpy's sort `kind` is case-insensitive: 'STABLE' is 'stable'"
 _SIDE_LEFT = "the argument removed is numpy's default (side='left')"
+_MATERIALIZE = ("torch.autograd.grad with materialize_grads=True allows unused inputs whatever allow_unused says "
+                "(None or True: zeros either way)")
 
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
@@ -135,10 +137,8 @@ EQUIVALENT: dict[str, str] = {
                                                       "lexsort uses is unchanged"),
     "fedlib.oracle.xǁOracleǁ_loop__mutmut_8": _CPU_DEVICE,
     "fedlib.oracle.xǁOracleǁ_loop__mutmut_11": _CPU_DEVICE,
-    "fedlib.oracle.xǁOracleǁ_loop__mutmut_44": ("torch.autograd.grad with materialize_grads=True allows unused inputs "
-                                                "whatever allow_unused says (None or True: zeros either way)"),
-    "fedlib.oracle.xǁOracleǁ_loop__mutmut_48": ("torch.autograd.grad with materialize_grads=True allows unused inputs "
-                                                "whatever allow_unused says (None or True: zeros either way)"),
+    "fedlib.oracle.xǁOracleǁ_loop__mutmut_44": _MATERIALIZE,
+    "fedlib.oracle.xǁOracleǁ_loop__mutmut_48": _MATERIALIZE,
     "fedlib.oracle.xǁOracleǁ_stacked__mutmut_5": ("chunk_size == C then takes the chunk loop with one chunk of all C "
                                                   "clients, which is the unchunked call"),
     "fedlib.oracle.x_choose_mode__mutmut_26": ("an unreadable cache file gives None instead of {}, and the next line "
