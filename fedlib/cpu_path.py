@@ -8,8 +8,13 @@ convolutions and RNNs on the ISA and cache sizes, and NNPACK has its own AVX2 ke
 build machine (AMD EPYC, AVX2; bench/cpu_path.py): ATen `default` vs `avx2` changes every model's losses from
 round 1; MKL's `COMPATIBLE` branch changes the MLP and CNN losses; oneDNN serves the CNNs' convolutions.
 
-The `portable` path (the default) therefore uses only kernels that are the same code on every x86-64 host:
-* `ATEN_CPU_CAPABILITY=default`: ATen's non-vectorised-ISA build of its kernels (no AVX2/AVX-512 variants);
+The `portable` path (the default) therefore uses only kernels that are the same machine code on every x86-64 host
+with AVX2 (Intel since Haswell, 2013; AMD since Excavator, 2015, and every Zen), and AVX-512 hosts run them too:
+* `ATEN_CPU_CAPABILITY=avx2`: ATen's AVX2 build of its vectorised kernels, chosen on every host that has AVX2
+  (an AVX-512 host would otherwise take its AVX-512 variants). ATen's non-vectorised `default` build would also run
+  on x86-64 hosts without AVX2, but it is slower: the whole embedded pipeline spends 15–22 % more CPU time in it
+  (FAFED's LSTM, FedMIM's and FedAdam-SSM's MLP runs, measured interleaved; README *Same numbers*), so the portable
+  path asks for AVX2 and refuses a host without it in one line (such a host runs `cpu_path=native`);
 * `MKL_CBWR=COMPATIBLE,STRICT`: MKL's conditional-numerical-reproducibility branch that Intel documents as giving
   the same results on Intel and compatible (AMD) processors (SSE2 without rcpps/rsqrtps), independent of alignment;
   the `AVX2` branch would not do: on non-Intel CPUs MKL falls back to its `AUTO` dispatch;
@@ -32,7 +37,8 @@ from __future__ import annotations
 import os
 import sys
 
-PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE,STRICT", "ONEDNN_MAX_CPU_ISA": "SSE41"}
+PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE,STRICT", "ONEDNN_MAX_CPU_ISA": "SSE41"}
+PORTABLE_CAPABILITY = "AVX2"          # what torch.backends.cpu.get_cpu_capability() reports on the portable path
 PATHS = ("portable", "native")
 CHOICES = ("auto", *PATHS)
 ENV_SWITCH = "FEDLIB_CPU_PATH"          # portable (default) | native: what `import fedlib` sets up for this process
@@ -63,12 +69,12 @@ def pin_at_import() -> bool:
 
 
 def active() -> str:
-    """`portable` when this process runs ATen's default kernels with MKL's COMPATIBLE branch, else `native`."""
+    """`portable` when this process runs ATen's AVX2 kernels with MKL's COMPATIBLE branch, else `native`."""
     import torch
 
     cap = torch.backends.cpu.get_cpu_capability().upper()
     mkl = os.environ.get("MKL_CBWR", "").upper().replace(" ", "")
-    return "portable" if cap == "DEFAULT" and mkl == PORTABLE_ENV["MKL_CBWR"] else "native"
+    return "portable" if cap == PORTABLE_CAPABILITY and mkl == PORTABLE_ENV["MKL_CBWR"] else "native"
 
 
 def resolve(choice: str) -> str:
@@ -84,6 +90,11 @@ def refusal(choice: str) -> str | None:
     if choice == "portable":
         import torch
 
+        if _pinned_here or os.environ.get(ENV_SWITCH, "portable").strip().lower() == "portable":
+            cap = torch.backends.cpu.get_cpu_capability().upper()
+            if cap != PORTABLE_CAPABILITY and os.environ.get("ATEN_CPU_CAPABILITY", "").lower() == "avx2":
+                return (f"cpu_path=portable needs a CPU with AVX2 (the portable path runs ATen's AVX2 kernels); this "
+                        f"host gives torch's {cap} kernels; use cpu_path=native (allowed: auto, portable, native)")
         return (f"cpu_path=portable: this process already runs torch's {torch.backends.cpu.get_cpu_capability()} "
                 f"kernels (torch was imported before fedlib, or {ENV_SWITCH}=native); import fedlib before torch, "
                 f"start Python with {ENV_SWITCH}=portable, or use cpu_path=native (allowed: auto, portable, native)")

@@ -248,8 +248,8 @@ def _choice_cache() -> Path:
     return root / "oracle_choice.json"
 
 
-AUTO_RULE = ("auto: stacked when the model has a stacked forward (MLP, linear, LSTM), else vmap on CUDA and loop on "
-             "CPU (fixed by model and device, never timed)")
+AUTO_RULE = ("auto: stacked when the model has a stacked forward (MLP, linear, LSTM, GPT-2 LoRA), else vmap on CUDA "
+             "and loop on CPU (fixed by model and device, never timed)")
 
 
 def auto_mode(device_type: str, stacked: bool = False) -> str:

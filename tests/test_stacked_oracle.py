@@ -80,10 +80,11 @@ def test_per_client_loss_is_each_clients_mean():
 
 def test_every_stacked_spec_has_a_stacked_forward_and_auto_picks_it():
     stacked = sorted(k for k, m in MODELS.items() if m.stacked)
-    assert stacked == ["linear", "lstm_small", "lstm_wt2", "mlp", "mlp_small"]
+    assert stacked == ["gpt2_lora", "linear", "lstm_small", "lstm_wt2", "mlp", "mlp_small", "tiny_gpt2_lora"]
     for name in ["linear", "mlp", "mlp_small", "lstm_small"]:
         shape, classes = ((10,), 20) if name.startswith("lstm") else ((4,), 3)
         assert hasattr(build_model(name, shape, classes), "stacked_forward")
+    assert hasattr(build_model("tiny_gpt2_lora", (8,), 2, vocab_size=20, pad_id=19, max_length=8), "stacked_forward")
     assert not hasattr(build_model("cnn", (1, 8, 8), 10), "stacked_forward")
     assert auto_mode("cpu", True) == auto_mode("cuda", True) == "stacked"
     assert (auto_mode("cpu", False), auto_mode("cuda", False)) == ("loop", "vmap")
@@ -109,3 +110,35 @@ def test_a_stacked_run_tracks_the_vmap_run_and_has_its_own_fingerprint():
         assert ra["train_loss"] == pytest.approx(rb["train_loss"], rel=1e-12)
         assert ra["test_loss"] == pytest.approx(rb["test_loss"], rel=1e-12)
     assert resolve({**cfg, "oracle": "stacked"}).fingerprint() != resolve({**cfg, "oracle": "vmap"}).fingerprint()
+
+
+@pytest.mark.parametrize("targets,chunk", [(("c_attn", "c_proj", "c_fc", "wte"), None), (("c_attn", "wpe"), 2)])
+def test_stacked_gpt2_lora_equals_vmap_float64(targets, chunk):
+    """The tiny GPT-2 classifier: two blocks, padded rows of different lengths (one all padding), LoRA on the
+    projections and an embedding; the stacked forward gives the PEFT module's losses and gradients."""
+    torch.manual_seed(3)
+    V, pad, T, C, B = 50, 49, 9, 3, 4
+    model = build_model("tiny_gpt2_lora", (T,), 3, seed=3, vocab_size=V, pad_id=pad, max_length=T, n_layer=2,
+                        n_embd=16, n_head=2, lora_rank=4, lora_alpha=6.0, lora_targets=targets).double()
+    params = torch.cat([p.detach().reshape(-1) for p in model.parameters() if p.requires_grad]).repeat(C, 1)
+    params = params + 0.1 * torch.randn_like(params)      # LoRA B starts at zero: move every client off it
+    x = torch.randint(0, V - 1, (C, B, T))
+    for c in range(C):
+        for b in range(B):
+            x[c, b, (c + 2 * b + 1) % (T + 1):] = pad        # right padding of several lengths
+    x[0, 0] = pad                                           # a row of padding only
+    y = torch.randint(0, 3, (C, B))
+    loss_v, grad_v = Oracle(model, "classification", "vmap")(params, x, y)
+    loss_s, grad_s = Oracle(model, "classification", "stacked", chunk_size=chunk)(params, x, y)
+    torch.testing.assert_close(loss_s, loss_v, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(grad_s, grad_v, rtol=1e-10, atol=1e-12)
+    assert grad_s.abs().sum(1).min() > 0 and not torch.equal(grad_s[0], grad_s[1])
+
+
+def test_stacked_gpt2_refuses_trainable_tensors_it_does_not_know():
+    model = build_model("tiny_gpt2_lora", (8,), 2, seed=0, vocab_size=20, pad_id=19, max_length=8)
+    named = {k: p.detach().unsqueeze(0) for k, p in model.named_parameters() if p.requires_grad}
+    named["peft.base_model.model.transformer.h.0.ln_1.weight"] = torch.ones(1, 32)
+    with pytest.raises(ValueError, match=r"does not know the trainable tensors \['peft.base_model.model.transformer"
+                                         r".h.0.ln_1.weight'\]"):
+        model.stacked_forward(named, torch.zeros(1, 2, 8, dtype=torch.long))

@@ -120,9 +120,9 @@ for _spec in [
     ModelSpec("mlp_small", "the 2NN shape with 32 hidden units: flattened input -> 32 -> 32 -> classes (3,466 params "
               "on 8x8 digits; FedAdam-SSM's embedded stand-in)", partial(build_mlp, hidden=32), stacked=True),
     ModelSpec("gpt2_lora", "pretrained GPT-2 (hub download) sequence classifier, LoRA + head trainable (PEFT); "
-              "token-id input", build_gpt2_lora, GPT2LoRAOptions, _text_inputs),
+              "token-id input", build_gpt2_lora, GPT2LoRAOptions, _text_inputs, stacked=True),
     ModelSpec("tiny_gpt2_lora", "randomly initialised tiny GPT-2 sequence classifier, LoRA + head trainable (PEFT); "
-              "no download", build_tiny_gpt2_lora, TinyGPT2LoRAOptions, _text_inputs),
+              "no download", build_tiny_gpt2_lora, TinyGPT2LoRAOptions, _text_inputs, stacked=True),
 ]:
     register(_spec)
 

@@ -88,6 +88,13 @@ class LoRAClassifier(nn.Module):
         mask = (ids != self.pad_id).long()
         return self.peft(input_ids=ids, attention_mask=mask).logits
 
+    def stacked_forward(self, p: dict[str, Tensor], x: Tensor) -> Tensor:
+        """Every client at once: trainable tensors `p` [C, ...], token ids [C, B, T] -> logits [C, B, labels]
+        (fedlib/models/gpt2_stacked.py)."""
+        from fedlib.models import gpt2_stacked
+
+        return gpt2_stacked.forward(self, p, x)
+
 
 def gpt2_config(vocab_size: int, num_labels: int, pad_id: int, **sizes):
     """A GPT2Config with dropout off, pad = eos = bos = `pad_id`, eager attention; `sizes` override the shape

@@ -1,0 +1,74 @@
+"""The portable CPU path (fedlib/cpu_path.py): pinned before torch loads, the same numbers under the instruction-set
+settings of other hosts, a clear refusal on a host that cannot give it."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from fedlib import cpu_path
+
+ROOT = Path(__file__).resolve().parents[1]
+HAS_AVX2 = Path("/proc/cpuinfo").exists() and " avx2" in Path("/proc/cpuinfo").read_text()
+needs_avx2 = pytest.mark.skipif(not HAS_AVX2, reason="the portable path runs ATen's AVX2 kernels; this CPU has none")
+
+CHILD = """
+import hashlib, json, sys
+import fedlib, torch
+rec = fedlib.run({"algorithm": "fedadam_ssm", "dataset": "digits", "model": "mlp_small", "rounds": 3,
+                  "n_clients": 10, "clients_per_round": 4, "local_steps": 3, "seed": 1, "threads": 1})
+losses = [r["train_loss"] for r in rec["rounds"]] + [rec["summary"]["final_test_acc"]]
+print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "path": rec["environment"]["cpu_path"]["path"],
+                  "hash": hashlib.sha256(json.dumps(losses).encode()).hexdigest()}))
+"""
+
+HOSTS = {  # the instruction-set settings of other hosts, as the libraries read them when torch loads
+    "as is": {},
+    "AVX2 host": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+    "old host": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41"},
+}
+
+
+def _child(path: str, host: dict) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")}
+    env.update(host, FEDLIB_CPU_PATH=path, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+@needs_avx2
+def test_portable_runs_are_identical_under_other_hosts_settings():
+    """Whatever the environment asks for, the portable path runs ATen's AVX2 kernels and MKL's COMPATIBLE branch and
+    gives the same record; the native path does take the emulated host's kernels (DEFAULT here)."""
+    portable = {name: _child("portable", host) for name, host in HOSTS.items()}
+    assert {r["capability"] for r in portable.values()} == {"AVX2"}
+    assert {r["path"] for r in portable.values()} == {"portable"}
+    assert len({r["hash"] for r in portable.values()}) == 1               # bit-identical records
+    old = _child("native", HOSTS["old host"])
+    assert old["capability"] == "DEFAULT" and old["path"] == "native"
+
+
+@needs_avx2
+def test_this_process_is_on_the_portable_path():
+    # conftest imports fedlib before torch, as users do
+    assert os.environ["ATEN_CPU_CAPABILITY"] == "avx2" and os.environ["MKL_CBWR"] == "COMPATIBLE,STRICT"
+    assert torch.backends.cpu.get_cpu_capability() == "AVX2"
+    assert cpu_path.active() == "portable" and cpu_path.refusal("portable") is None
+    assert cpu_path.refusal("native").startswith("cpu_path=native: this process pinned the portable CPU path")
+
+
+def test_a_host_without_avx2_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "DEFAULT")
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    monkeypatch.setenv("FEDLIB_CPU_PATH", "portable")
+    assert cpu_path.active() == "native"
+    assert cpu_path.refusal("portable") == (
+        "cpu_path=portable needs a CPU with AVX2 (the portable path runs ATen's AVX2 kernels); this host gives "
+        "torch's DEFAULT kernels; use cpu_path=native (allowed: auto, portable, native)")
+    assert cpu_path.refusal("native") is None and cpu_path.resolve("auto") == "native"
+
