@@ -145,3 +145,13 @@ def test_report_marks_untimed_artefacts_and_lower_bounds():
     assert "| b | 3 | 3 (1 untimed) | 1 | 10 | ≥ 20.0 | ≥ 2 |" in text
     assert "| c | 4 | 4 (4 untimed) | 1 | 10 | untimed | untimed |" in text
     assert "| **total** | 9 | 9 | 3 | | ≥ 32.0 | ≥ 3 |" in text and "5 runs have no stored per-round cost" in text
+
+
+def test_the_committed_cost_table_still_prices_the_runs_it_timed():
+    """A field added to the cost key (e.g. cpu_path, which changes no work) must not orphan the committed entries:
+    FAdamGT Table 1 and Figure 3 at paper scale were timed, so every one of their runs has a per-round cost."""
+    from fedlib.estimate import artefacts, estimate_configs
+
+    for art in artefacts("paper", "fadamgt_table1") + artefacts("paper", "fadamgt_fig3"):
+        rows = estimate_configs(art.configs, measure_missing=False)
+        assert len(rows) == 72 and all(r["entry"] is not None for r in rows), art.name
