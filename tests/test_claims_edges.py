@@ -556,3 +556,46 @@ def test_fmt_gap():
     assert C.fmt_gap(1.0, 3.04) == "[1.0, 3.0]"
     assert C.fmt_gap(4.0, math.inf) == "≥ 4.0"
     assert C.fmt_gap(-math.inf, -13.5) == "[-inf, -13.5]"
+
+
+# ---------------------------------------------------------------------------------------------- survivors, round 2
+def test_default_formats_print_lower_case_inf_nan_and_exponents():
+    inf = math.inf                               # a diverged run: Δ = inf, its interval nan (inf − inf)
+    assert C.compare_values({0: inf, 1: inf}, {0: 1.0, 1: 2.0}).text == "A inf vs B 1.500; Δ = inf [nan, nan] (n = 2)"
+    assert C.compare_costs({0: inf, 1: inf}, {0: 1.0, 1: 2.0}, cap_a=10.0).text == \
+        "A inf vs B 1.5; Δ = inf [nan, nan] (n = 2)"
+    # paired's default 3 significant digits: Δ = 1.5e-05 ± t(0.975, 1) · 0.5e-05 = 12.706 · 0.5e-05
+    tiny = C.paired(side("A", {0: 1e-5, 1: 2e-5}), side("B", {0: 0.0, 1: 0.0}), higher_is_better=True)
+    assert tiny.text == "A 1.5e-05 vs B 0; Δ = 1.5e-05 [-4.85e-05, 7.85e-05] (n = 2)"
+    assert C.exact(side("A", {0: 1e-7}), side("B", {0: inf}), higher_is_better=True).text == \
+        "A 1e-07 vs B inf (exact values)"
+
+
+def test_evidence_line_of_a_statistical_comparison_without_p_value():
+    one = C.compare_values({0: 5.0}, {0: 3.0})                     # n = 1: no p-value, nothing to adjust
+    verdict, evidence = C.all_better([one])
+    assert verdict == C.INCONCLUSIVE and math.isnan(one.p_adjusted)
+    assert evidence == ["unknown: A 5.000 vs B 3.000; Δ = 2.000 (n = 1)"]
+
+
+def test_recompute_of_a_record_without_comparisons_and_of_a_malformed_exact_side():
+    assert C.recompute({"status": C.REFUTED}, pd.DataFrame()) == (C.REFUTED, [])       # an older record
+    ex = C.exact(C.Side("A", "s", "bits", {0: 3.0}), C.Side("B", "s", "bits", {0: 3.0}), higher_is_better=True)
+    claim = C.judge("E", "t", "s", [ex], aggregate="match")
+    table = C.seed_table([claim])
+    two = pd.concat([table, table.assign(seed=1)], ignore_index=True)            # two seeds of an exact value
+    with pytest.raises(ValueError, match=r"^exact comparison of A needs one value, got 2$"):
+        C.recompute(claim.to_dict(), two)
+
+
+def test_seed_table_keeps_the_other_side_of_a_half_missing_or_a_shared_side():
+    half = C.Comparison("unknown", "a missing", None, side("B", {0: 2.0}, setting="s", metric="m"))
+    assert list(C.seed_table([C.judge("H", "t", "s", [half])])["method"]) == ["B"]
+    first = C.compare_values({0: 5.0}, {0: 2.0}, ("A", "B"), setting="s", metric="m")
+    again = C.compare_values({0: 5.0}, {0: 9.0}, ("A", "D"), setting="s", metric="m")      # A seen, D new
+    table = C.seed_table([C.judge("S", "t", "s", [first, again])])
+    assert list(zip(table["method"], table["value"])) == [("A", 5.0), ("B", 2.0), ("D", 9.0)]
+
+
+def test_std_error_of_a_run_without_a_value_is_nan():
+    assert math.isnan(C.std_error([1.0, None, 3.0]))               # None is read as nan, never refused
