@@ -49,9 +49,10 @@ MODULE_TESTS = {
                                  "tests/test_partition_edges.py", "tests/test_invariants.py"],
     "fedlib/oracle.py": ["tests/test_oracle.py", "tests/test_stacked_oracle.py", "tests/test_oracle_edges.py"],
     "fedlib/reporting/stats.py": ["tests/test_claims_stats.py", "tests/test_stats_edges.py"],
-    "fedlib/reporting/claims.py": ["tests/test_claims_stats.py", "tests/test_stats_edges.py",
-                                   "tests/test_fadamgt_claims.py", "tests/test_fafed_claims.py",
-                                   "tests/test_fedmim_claims.py"],
+    # the claims layer's own tests kill every non-equivalent mutant; the papers' claim tests (tests/test_*_claims.py,
+    # ~37 s for a survivor that reaches them all) check the papers' helpers, which call this module
+    "fedlib/reporting/claims.py": ["tests/test_claims_edges.py", "tests/test_claims_stats.py",
+                                   "tests/test_stats_edges.py"],
     # the engine runs under every reference case: a representative few (plain, control variates, masked unequal
     # steps, two gradient calls per step, an epoch-based schedule, random draws) keep a survivor's re-run short
     "fedlib/engine.py": [f"{REFERENCE}::test_matches_reference[{case}]" for case in (

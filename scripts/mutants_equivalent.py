@@ -38,6 +38,14 @@ _SIDE_LEFT = "the argument removed is numpy's default (side='left')"
 _MATERIALIZE = ("torch.autograd.grad with materialize_grads=True allows unused inputs whatever allow_unused says "
                 "(None or True: zeros either way)")
 
+_CLAIM_KIND = ("only a record without `kind` takes the default, and any default other than \"check\" counts it as "
+               "a paper claim, as \"sentence\" does")
+_PLACEHOLDER = ("the placeholder outcome and text are overwritten (stats.decide, _describe) before the comparison is "
+                "returned, and _describe reads only its sides and difference")
+_HEAD = "the outcome is the text before the first colon, which split(':') gives whatever its maxsplit"
+_RECOMPUTE_NAME = ("the rebuilt side's setting and metric are printed only in the comparison's text, which recompute "
+                   "does not return (its error messages name the method and seeds only)")
+
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_12": _DEVICE,
@@ -143,4 +151,23 @@ EQUIVALENT: dict[str, str] = {
                                                   "clients, which is the unchunked call"),
     "fedlib.oracle.x_choose_mode__mutmut_26": ("an unreadable cache file gives None instead of {}, and the next line "
                                                "turns anything that is not a dict into {}"),
+    "fedlib.reporting.claims.x__tally__mutmut_6": _HEAD,
+    "fedlib.reporting.claims.x__tally__mutmut_9": _HEAD,
+    "fedlib.reporting.claims.x_claims_summary__mutmut_4": _CLAIM_KIND,
+    "fedlib.reporting.claims.x_claims_summary__mutmut_10": _CLAIM_KIND,
+    "fedlib.reporting.claims.x_claims_summary__mutmut_11": _CLAIM_KIND,
+    "fedlib.reporting.claims.x_claims_summary__mutmut_26": _CLAIM_KIND,
+    "fedlib.reporting.claims.x_claims_summary__mutmut_32": _CLAIM_KIND,
+    "fedlib.reporting.claims.x_claims_summary__mutmut_33": _CLAIM_KIND,
+    "fedlib.reporting.claims.x_exact__mutmut_21": "the argument removed is math.isclose's default (abs_tol = 0.0)",
+    "fedlib.reporting.claims.x_exact__mutmut_31": ("decides only values that are not close, and equal values are "
+                                                   "always close (nan is neither > nor >= anything)"),
+    "fedlib.reporting.claims.x_judge__mutmut_43": "the argument removed is the Claim field's default (reason = '')",
+    "fedlib.reporting.claims.x_paired__mutmut_14": _PLACEHOLDER,
+    "fedlib.reporting.claims.x_paired__mutmut_15": _PLACEHOLDER,
+    "fedlib.reporting.claims.x_paired__mutmut_28": _PLACEHOLDER,
+    "fedlib.reporting.claims.x_paired__mutmut_29": _PLACEHOLDER,
+    "fedlib.reporting.claims.x_paired__mutmut_30": _PLACEHOLDER,
+    "fedlib.reporting.claims.x_recompute__mutmut_40": _RECOMPUTE_NAME,
+    "fedlib.reporting.claims.x_recompute__mutmut_41": _RECOMPUTE_NAME,
 }
