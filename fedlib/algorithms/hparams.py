@@ -1,137 +1,20 @@
-"""Algorithm-owned hyperparameters: a frozen dataclass per algorithm (or family), validated with one-line errors.
+"""The algorithms' name for fedlib/hparams.py (algorithm-owned hyperparameters: `hp` fields, `build`, the rules).
 
-An algorithm declares its own knobs instead of growing `RunConfig` by a field per paper:
-
-    @dataclass(frozen=True)
-    class FedDynHParams:
-        feddyn_alpha: float = hp(0.1, positive, "FedDyn regulariser α (FedMIM §2.2)")
-
-    SPECS = [AlgorithmSpec("feddyn", ..., hparams=FedDynHParams)]
-
-On the command line and in YAML they are flat keys (`fedlib run algorithm=feddyn feddyn_alpha=0.01`). A run's
-config keeps them in `cfg.hparams` (a plain dict with every default filled in by `resolve`), so the result record
-and the fingerprint carry the shared fields plus only the chosen algorithm's own. Inside the algorithm,
-`ctx.cfg.hp` is the typed, validated dataclass instance.
-
-Rules are plain functions `rule(name, value)` that raise ConfigError; `hp(default, rule, doc)` attaches them.
-Tuple fields (e.g. FedMIM's α list) accept a YAML list or a comma-separated string.
+The definitions live in the leaf module `fedlib.hparams`, so that models (which declare options with the same
+`hp` fields) and the run configuration use them without loading this package, i.e. every algorithm module.
 """
-from __future__ import annotations
-
-import dataclasses
-import functools
-import math
-import typing
-from collections.abc import Callable, Mapping
-from typing import Any
-
-
-def hp(default: Any, rule: Callable[[str, Any], None] | None = None, doc: str = "") -> Any:
-    """A dataclass field with a validation rule and a one-line description (shown by `fedlib config`)."""
-    return dataclasses.field(default=default, metadata={"rule": rule, "doc": doc})
-
-
-def fields_of(cls) -> dict[str, dataclasses.Field]:
-    return {f.name: f for f in dataclasses.fields(cls)} if cls is not None else {}
-
-
-def defaults_of(cls) -> dict[str, Any]:
-    return {name: _plain(f.default) for name, f in fields_of(cls).items()}
-
-
-def build(cls, values: Mapping[str, Any], algorithm: str, owner: str = "algorithm"):
-    """Coerce and validate `values` into an instance of `cls`; ConfigError names the key and what is allowed.
-
-    `owner` names what `cls` belongs to in messages: an algorithm's hyperparameters, or a model's options
-    (fedlib/models uses the same dataclasses for its settings)."""
-    from fedlib.config import ConfigError, coerce_value
-
-    known = fields_of(cls)
-    noun = "hyperparameter" if owner == "algorithm" else "option"
-    for key in values:
-        if key not in known:
-            allowed = ", ".join(known) or "none"
-            raise ConfigError(f"'{key}' is not a{'n' if noun == 'option' else ''} {noun} of {owner}={algorithm}; "
-                              f"its {noun}s: {allowed}")
-    hints = _hints(cls)
-    kwargs = {key: coerce_value(key, raw, hints[key]) for key, raw in values.items()}
-    inst = cls(**kwargs) if cls is not None else None
-    for name, f in known.items():
-        rule = f.metadata.get("rule")
-        if rule is not None:
-            rule(name, getattr(inst, name))
-    return inst
-
-
-@functools.cache
-def _hints(cls) -> dict[str, Any]:
-    """The field types of `cls` (cached: `ctx.hp` rebuilds the dataclass at every local step)."""
-    return typing.get_type_hints(cls) if cls is not None else {}
-
-
-def to_dict(inst) -> dict[str, Any]:
-    return {} if inst is None else {k: _plain(v) for k, v in dataclasses.asdict(inst).items()}
-
-
-def describe(cls) -> list[tuple[str, str, Any, str]]:
-    """(name, type, default, doc) of every field, for listings."""
-    hints = typing.get_type_hints(cls) if cls is not None else {}
-    return [(name, _type_name(hints[name]), _plain(f.default), f.metadata.get("doc", ""))
-            for name, f in fields_of(cls).items()]
-
-
-def _plain(v):
-    return list(v) if isinstance(v, tuple) else v
-
-
-def _type_name(tp) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
-
-
-# ---- reusable rules ----------------------------------------------------------------------------------------------
-
-def positive(name: str, v) -> None:
-    from fedlib.config import ConfigError
-
-    if not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
-        raise ConfigError(f"{name}={v} must be a finite number > 0")
-
-
-def nonneg(name: str, v) -> None:
-    from fedlib.config import ConfigError
-
-    if not (isinstance(v, (int, float)) and v >= 0 and math.isfinite(v)):
-        raise ConfigError(f"{name}={v} must be a finite number >= 0")
-
-
-def positive_int(name: str, v) -> None:
-    from fedlib.config import ConfigError
-
-    if not (isinstance(v, int) and v >= 1):
-        raise ConfigError(f"{name}={v} must be a positive integer (>= 1)")
-
-
-def in_range(lo: float, hi: float, lo_open: bool = False, hi_open: bool = False) -> Callable[[str, Any], None]:
-    """Rule: lo <= v <= hi (open ends when asked); also applied element-wise to tuples."""
-    def rule(name: str, v) -> None:
-        from fedlib.config import ConfigError
-
-        for item in (v if isinstance(v, tuple) else (v,)):
-            ok = (item > lo if lo_open else item >= lo) and (item < hi if hi_open else item <= hi)
-            if not ok:
-                lb, rb = "(" if lo_open else "[", ")" if hi_open else "]"
-                raise ConfigError(f"{name}={_plain(v)} is out of range; allowed: {lb}{lo}, {hi}{rb}")
-    return rule
-
-
-def one_of(*allowed: Any) -> Callable[[str, Any], None]:
-    def rule(name: str, v) -> None:
-        from fedlib.config import ConfigError
-
-        if v not in allowed:
-            raise ConfigError(f"{name}={v!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
-    return rule
-
-
-__all__ = ["build", "defaults_of", "describe", "fields_of", "hp", "in_range", "nonneg", "one_of", "positive",
-           "positive_int", "to_dict"]
+from fedlib.hparams import (  # noqa: F401  -- re-exported: algorithms and user code import them from here
+    build,
+    coerce_value,
+    defaults_of,
+    describe,
+    fields_of,
+    hp,
+    in_range,
+    nonneg,
+    one_of,
+    positive,
+    positive_int,
+    to_dict,
+)
+from fedlib.hparams import __all__  # noqa: F401
