@@ -15,7 +15,7 @@ import typing
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from fedlib.errors import ConfigError, Refused  # noqa: F401  -- Refused: re-exported (its home until errors.py)
+from fedlib.errors import ConfigError, Refused  # noqa: F401  -- re-exported: `from fedlib.config import Refused` works
 from fedlib.hparams import build, coerce_value, fields_of
 
 MAX_THREADS = 1024

@@ -182,5 +182,5 @@ def one_of(*allowed: Any) -> Callable[[str, Any], None]:
     return rule
 
 
-__all__ = ["build", "coerce_value", "defaults_of", "describe", "fields_of", "hp", "in_range", "nonneg", "one_of", "positive",
-           "positive_int", "to_dict"]
+__all__ = ["build", "coerce_value", "defaults_of", "describe", "fields_of", "hp", "in_range", "nonneg", "one_of",
+           "positive", "positive_int", "to_dict"]
