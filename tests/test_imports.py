@@ -5,6 +5,7 @@ graph's cycles and the imports inside functions); the last test imports each mod
 """
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import textwrap
@@ -25,12 +26,18 @@ LAZY_BACK_EDGES = {
 LEAVES = {"fedlib.errors": set(), "fedlib.hparams": {"fedlib.errors"}}
 
 
+@functools.cache
+def _fedlib() -> tuple[dict[str, set[str]], dict]:
+    """(module-level graph, imports inside functions) of fedlib, read once per session."""
+    return walk(ROOT)
+
+
 def _describe(graph: dict[str, set[str]], found: list[list[str]]) -> str:
     return "; ".join(" -> ".join(cycle_path(graph, comp)) for comp in found)
 
 
 def test_no_import_cycle_at_module_level():
-    graph = module_imports(ROOT)
+    graph = _fedlib()[0]
     assert len(graph) > 100                           # the walk found the package
     found = cycles(graph)
     assert not found, f"import cycle(s) in fedlib: {_describe(graph, found)}"
@@ -39,7 +46,7 @@ def test_no_import_cycle_at_module_level():
 def test_the_layers_point_one_way_even_counting_imports_inside_functions():
     """An import moved into a function to dodge a cycle is still a dependency: counted here, the graph has no cycle
     but the listed lazy ones (and each of those is still inside a function)."""
-    graph, inner = walk(ROOT)
+    graph, inner = _fedlib()
     both = {m: graph[m] | {t for i in inner[m] for t in i.loads} - {m} for m in graph}
     for (importer, target), why in LAZY_BACK_EDGES.items():
         assert target not in graph[importer], f"{importer} imports {target} at module level ({why})"
@@ -51,7 +58,7 @@ def test_the_layers_point_one_way_even_counting_imports_inside_functions():
 
 
 def test_leaf_modules_and_config_import_no_layer_above_them():
-    graph, inner = walk(ROOT)
+    graph, inner = _fedlib()
     for leaf, allowed in LEAVES.items():
         assert graph[leaf] <= allowed, f"{leaf} is a leaf but imports {sorted(graph[leaf] - allowed)}"
         assert not inner[leaf], f"{leaf} imports inside functions: {inner[leaf]}"
