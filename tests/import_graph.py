@@ -137,8 +137,9 @@ class _Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _function(self, node):
-        for d in getattr(node, "decorator_list", []):    # decorators and defaults run at definition time
-            self.visit(d)
+        for d in [*getattr(node, "decorator_list", []), *node.args.defaults, *node.args.kw_defaults]:
+            if d is not None:                            # decorators and defaults run at definition time
+                self.visit(d)
         self.depth += 1
         for child in node.body if isinstance(node.body, list) else [node.body]:
             self.visit(child)
