@@ -8,6 +8,6 @@ __version__ = "0.4.0"
 
 def run(cfg, out_dir=None, **kwargs):
     """Run one federated configuration (dict or RunConfig) and return its result record. See fedlib.engine.run."""
-    from fedlib.engine import run as _run
+    from fedlib.engine import run as _run  # on first use: `import fedlib` loads no torch (and pins the CPU path)
 
     return _run(cfg, out_dir, **kwargs)

@@ -13,7 +13,15 @@ from pathlib import Path
 
 import yaml
 
+from fedlib.algorithms import ALGORITHMS
 from fedlib.config import ADAPTIVE_FIELDS, ConfigError, Refused, RunConfig
+from fedlib.data import DATASETS, PARTITIONERS, DatasetUnavailable, load_dataset
+from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
+from fedlib.engine import partition_for, resolve, run
+from fedlib.estimate import add_parser as add_estimate
+from fedlib.hparams import describe, fields_of
+from fedlib.models import MODELS
+from fedlib.outdir import OutputError, WriteFailed
 
 
 def _parse_overrides(items: list[str]) -> dict:
@@ -89,8 +97,6 @@ def load_config(config_file: str | None, overrides: list[str]) -> RunConfig:
     if config_file:
         values.update(read_config_file(config_file))
     values.update(_parse_overrides(overrides))
-    from fedlib.engine import resolve
-
     return resolve(values)
 
 
@@ -100,13 +106,9 @@ def _fmt(value) -> str:
 
 def cmd_run(args) -> int:
     if not args.out.strip():          # Path("") is ".": an empty --out would write into the working directory
-        from fedlib.outdir import OutputError
-
         raise OutputError("--out is empty; allowed: a directory path (use --out . for the current directory)")
     cfg = load_config(args.config, args.overrides)
     out = Path(args.out)
-    from fedlib.engine import run
-
     result = run(cfg, out, force=args.force)
     s = result["summary"]
     acc = s["final_test_acc"]
@@ -118,9 +120,6 @@ def cmd_run(args) -> int:
 
 
 def cmd_algorithms(args) -> int:
-    from fedlib.algorithms import ALGORITHMS
-    from fedlib.algorithms.hparams import fields_of
-
     for name, spec in ALGORITHMS.items():
         own = ", ".join(fields_of(spec.hparams))
         print(f"{name:16s} {spec.description}" + (f"  [hyperparameters: {own}]" if own else ""))
@@ -130,9 +129,6 @@ def cmd_algorithms(args) -> int:
 def cmd_config(args) -> int:
     """Every shared config key with its default, the shared adaptive settings with the algorithms that read them,
     each algorithm's own hyperparameters (or one algorithm's), and the models' own options."""
-    from fedlib.algorithms import ALGORITHMS
-    from fedlib.algorithms.hparams import describe
-
     values = _parse_overrides(args.overrides)
     unknown = set(values) - {"algorithm"}
     if unknown:
@@ -149,8 +145,6 @@ def cmd_config(args) -> int:
     adaptive = {key: entry for key, entry in adaptive.items() if entry["read_by"]}
     own = {name: {key: {"type": tp, "default": default, "doc": doc}
                   for key, tp, default, doc in describe(ALGORITHMS[name].hparams)} for name in names}
-    from fedlib.models import MODELS
-
     options = {name: {key: {"type": tp, "default": default, "doc": doc}
                       for key, tp, default, doc in describe(spec.options)}
                for name, spec in MODELS.items() if spec.options is not None}
@@ -160,8 +154,6 @@ def cmd_config(args) -> int:
 
 
 def cmd_datasets(args) -> int:
-    from fedlib.data import DATASETS
-
     for name, spec in DATASETS.items():
         where = "offline" if spec.offline else "download on first use"
         print(f"{name:14s} [{where}; model {spec.default_model}] {spec.description}")
@@ -169,8 +161,6 @@ def cmd_datasets(args) -> int:
 
 
 def cmd_partitioners(args) -> int:
-    from fedlib.data import PARTITIONERS
-
     for name, spec in PARTITIONERS.items():
         params = ", ".join(spec.params) or "-"
         print(f"{name:20s} params: {params:30s} {spec.description}")
@@ -179,13 +169,8 @@ def cmd_partitioners(args) -> int:
 
 def cmd_partition(args) -> int:
     """Print (and optionally plot) the per-client sizes and class histogram of a configuration's partition."""
-    from fedlib.data import load_dataset
-    from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
-
     cfg = load_config(args.config, args.overrides)
     data = load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed)
-    from fedlib.engine import partition_for
-
     parts = partition_for(cfg, data)
     df = partition_report(data, parts)
     print(format_partition_report(df))
@@ -226,8 +211,6 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("config", help="print every config key with its default, and the algorithms' hyperparameters")
     c.add_argument("overrides", nargs="*", metavar="algorithm=NAME")
     c.set_defaults(fn=cmd_config)
-    from fedlib.estimate import add_parser as add_estimate
-
     add_estimate(sub)
     return p
 
@@ -238,9 +221,6 @@ def _one_line(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from fedlib.data import DatasetUnavailable
-    from fedlib.outdir import WriteFailed
-
     try:
         return args.fn(args)
     except ConfigError as exc:

@@ -17,18 +17,12 @@ from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-
-def tracking_vectors(Y: int, S: int) -> float:
-    """FAdamET/GT: x↓ and y↓ to all S, Δx↑ from all S, Δy↑ from the Y tracked clients: 3 + Y/S per client."""
-    if S <= 0:
-        raise ValueError(f"clients_per_round={S} must be >= 1")
-    return 3.0 + Y / S
+from fedlib.algorithms import ALGORITHMS
+from fedlib.algorithms.tracking import tracking_vectors  # noqa: F401  -- re-exported: FAdamET/GT's 3 + Y/S
 
 
 def vectors_per_round(alg_name: str, cfg=None) -> float:
     """c_alg of `alg_name` under `cfg`: the registry's `comm_vectors` (the tracking methods need cfg's S and Y)."""
-    from fedlib.algorithms import ALGORITHMS
-
     if alg_name not in ALGORITHMS:
         raise KeyError(f"unknown algorithm {alg_name!r} for communication accounting; known: {', '.join(ALGORITHMS)}")
     return float(ALGORITHMS[alg_name].comm_vectors(cfg))

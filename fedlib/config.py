@@ -11,19 +11,12 @@ import difflib
 import functools
 import hashlib
 import json
-import types
 import typing
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-
-class Refused(ValueError):
-    """A refusal before any compute (CLI exit 2); the one-line message says what is wrong and what is allowed."""
-
-
-class ConfigError(Refused):
-    """An invalid configuration value; the message names the field and what is allowed."""
-
+from fedlib.errors import ConfigError, Refused  # noqa: F401  -- re-exported: `from fedlib.config import Refused` works
+from fedlib.hparams import build, coerce_value, fields_of
 
 MAX_THREADS = 1024
 MAX_SEED = 2**32 - 1       # generators are seeded with seed·1_000_003 + k, which must fit torch's 64-bit seed
@@ -160,10 +153,7 @@ class RunConfig:
     @property
     def hp(self):
         """The chosen algorithm's hyperparameters as its typed, validated dataclass (None if it has none)."""
-        from fedlib.algorithms import ALGORITHMS
-        from fedlib.algorithms.hparams import build
-
-        spec = ALGORITHMS.get(self.algorithm)
+        spec = _algorithms().get(self.algorithm)
         if spec is None or spec.hparams is None:
             return None
         return build(spec.hparams, self.hparams, self.algorithm)
@@ -171,10 +161,7 @@ class RunConfig:
     @property
     def model_opts(self):
         """The chosen model's own settings as its typed, validated dataclass (None if it has none)."""
-        from fedlib.algorithms.hparams import build
-        from fedlib.models import MODELS
-
-        spec = MODELS.get(_model_name(self.model, self.dataset))
+        spec = _models().get(_model_name(self.model, self.dataset))
         if spec is None or spec.options is None:
             return None
         return build(spec.options, self.model_options, spec.name, owner="model")
@@ -182,16 +169,11 @@ class RunConfig:
     # ------------------------------------------------------------------ validation
     def validate(self) -> RunConfig:
         """Check every rule; raise ConfigError naming the first offending field. Returns self."""
-        from fedlib.algorithms import ALGORITHMS
-        from fedlib.data import DATASETS, PARTITIONERS
-        from fedlib.models import MODELS
-
+        ALGORITHMS, MODELS = _algorithms(), _models()
         _choice("algorithm", self.algorithm, ALGORITHMS)
-        from fedlib.algorithms.hparams import build
-
         build(ALGORITHMS[self.algorithm].hparams, self.hparams, self.algorithm)
-        _choice("dataset", self.dataset, DATASETS)
-        _choice("partition", self.partition, PARTITIONERS)
+        _choice("dataset", self.dataset, _datasets())
+        _choice("partition", self.partition, _partitioners())
         if self.model != "auto":
             _choice("model", self.model, MODELS)
         model = _model_name(self.model, self.dataset)
@@ -314,9 +296,7 @@ ADAPTIVE_FIELDS = ("beta1", "beta2", "eps", "vhat_init", "tracking_size", "track
 def algorithm_reads(algorithm: str) -> tuple[str, ...]:
     """The adaptive fields `algorithm` reads (all of them for a name that is not registered: validation refuses
     it anyway, and its fingerprint then hides nothing)."""
-    from fedlib.algorithms import ALGORITHMS
-
-    spec = ALGORITHMS.get(algorithm)
+    spec = _algorithms().get(algorithm)
     return ADAPTIVE_FIELDS if spec is None else spec.reads
 
 
@@ -335,6 +315,31 @@ def _unread_adaptive(cfg: RunConfig, algorithms) -> None:
             owners = [name for name, spec in algorithms.items() if key in spec.reads]
             raise ConfigError(f"{key}={value!r} is not read by algorithm={cfg.algorithm}; it is a setting of "
                               f"{', '.join(owners)}; allowed: leave {key} unset (default {default!r})")
+
+
+# ---------------------------------------------------------------------- registries
+# Loaded on first use, one way down (algorithms, models and data never import this module): they load torch and
+# every algorithm, model and dataset module (seconds), which `import fedlib.config` (the CLI's start, the run-record
+# readers) does not need.
+
+def _algorithms() -> dict:
+    from fedlib.algorithms import ALGORITHMS
+    return ALGORITHMS
+
+
+def _models() -> dict:
+    from fedlib.models import MODELS
+    return MODELS
+
+
+def _datasets() -> dict:
+    from fedlib.data import DATASETS
+    return DATASETS
+
+
+def _partitioners() -> dict:
+    from fedlib.data import PARTITIONERS
+    return PARTITIONERS
 
 
 # ---------------------------------------------------------------------- helpers
@@ -357,17 +362,11 @@ def _literal_values(tp) -> tuple | None:
 
 
 def _hparam_owners(key: str) -> list[str]:
-    from fedlib.algorithms import ALGORITHMS
-    from fedlib.algorithms.hparams import fields_of
-
-    return [name for name, spec in ALGORITHMS.items() if key in fields_of(spec.hparams)]
+    return [name for name, spec in _algorithms().items() if key in fields_of(spec.hparams)]
 
 
 def _hparam_names(algorithm) -> list[str]:
-    from fedlib.algorithms import ALGORITHMS
-    from fedlib.algorithms.hparams import fields_of
-
-    spec = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else None
+    spec = _algorithms().get(algorithm) if isinstance(algorithm, str) else None
     return list(fields_of(spec.hparams)) if spec is not None else []
 
 
@@ -375,88 +374,22 @@ def _model_name(model, dataset) -> str | None:
     """The model a config runs: `model`, or the dataset's default when it is "auto" (None if unknown)."""
     if model != "auto":
         return model
-    from fedlib.data import DATASETS
-
-    spec = DATASETS.get(dataset) if isinstance(dataset, str) else None
+    spec = _datasets().get(dataset) if isinstance(dataset, str) else None
     return spec.default_model if spec is not None else None
 
 
 def _model_option_owners(key: str) -> list[str]:
-    from fedlib.algorithms.hparams import fields_of
-    from fedlib.models import MODELS
-
-    return [name for name, spec in MODELS.items() if key in fields_of(spec.options)]
+    return [name for name, spec in _models().items() if key in fields_of(spec.options)]
 
 
 def _model_option_names(model) -> list[str]:
-    from fedlib.algorithms.hparams import fields_of
-    from fedlib.models import MODELS
-
-    spec = MODELS.get(model) if isinstance(model, str) else None
+    spec = _models().get(model) if isinstance(model, str) else None
     return list(fields_of(spec.options)) if spec is not None else []
 
 
 def _all_hparam_names() -> list[str]:
-    from fedlib.algorithms import ALGORITHMS
-    from fedlib.algorithms.hparams import fields_of
-    from fedlib.models import MODELS
-
-    return sorted({k for spec in ALGORITHMS.values() for k in fields_of(spec.hparams)}
-                  | {k for spec in MODELS.values() for k in fields_of(spec.options)})
-
-
-def coerce_value(name: str, raw: Any, tp) -> Any:
-    """Turn a CLI string (or YAML value) into the field's type; ConfigError on failure."""
-    origin = typing.get_origin(tp)
-    if origin is tuple:
-        item_tp = typing.get_args(tp)[0]
-        if isinstance(raw, str):
-            raw = [p for p in (s.strip() for s in raw.strip("[]()").split(",")) if p]
-        if not isinstance(raw, (list, tuple)):
-            raise ConfigError(f"{name}={raw!r} has the wrong type; expected a list of {item_tp.__name__}")
-        return tuple(coerce_value(name, item, item_tp) for item in raw)
-    if origin is dict:
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{name}={raw!r} has the wrong type; expected a mapping")
-        return dict(raw)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if raw is None or (isinstance(raw, str) and raw.lower() in ("none", "null", "")):
-            return None
-        return coerce_value(name, raw, args[0])
-    if origin is Literal:
-        allowed = typing.get_args(tp)
-        if raw not in allowed:
-            raise ConfigError(f"{name}={raw!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
-        return raw
-    try:
-        if tp is bool:
-            if isinstance(raw, bool):
-                return raw
-            if isinstance(raw, str) and raw.lower() in ("true", "1", "yes", "on"):
-                return True
-            if isinstance(raw, str) and raw.lower() in ("false", "0", "no", "off"):
-                return False
-            raise ValueError
-        if tp is int:
-            if isinstance(raw, bool):
-                raise ValueError
-            if isinstance(raw, float) and not raw.is_integer():
-                raise ValueError
-            if isinstance(raw, str):
-                return int(raw)
-            return int(raw)
-        if tp is float:
-            if isinstance(raw, bool):
-                raise ValueError
-            return float(raw)
-        if tp is str:
-            if not isinstance(raw, str):
-                raise ValueError
-            return raw
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name}={raw!r} has the wrong type; expected {tp.__name__}") from None
-    return raw
+    return sorted({k for spec in _algorithms().values() for k in fields_of(spec.hparams)}
+                  | {k for spec in _models().values() for k in fields_of(spec.options)})
 
 
 def _choice(name, value, allowed):

@@ -25,7 +25,7 @@ from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.base import RoundContext
 from fedlib.algorithms.hparams import to_dict as hparams_to_dict
 from fedlib.config import ConfigError, RunConfig
-from fedlib.data import DATASETS, load_dataset, partition_dataset, prepare_batch
+from fedlib.data import DATASETS, DatasetUnavailable, load_dataset, partition_dataset, prepare_batch
 from fedlib.data.transforms import client_colour_factors
 from fedlib.hostmem import reuse_freed_memory
 from fedlib.jsonio import json_safe, write_atomic, write_json_atomic
@@ -208,8 +208,6 @@ def _fitted_model(cfg: RunConfig, data, device: torch.device, dtype: torch.dtype
     """Build the model and check it maps one test input to the right output shape; ConfigError if it cannot."""
     want = (1, data.num_classes) if data.num_classes else (1,)
     where = f"model={cfg.model} on dataset={cfg.dataset} (input shape {tuple(data.input_shape)})"
-    from fedlib.data import DatasetUnavailable
-
     try:
         model = build_model(cfg.model, data.input_shape, data.num_classes, **model_kwargs(cfg, data))
         model = model.to(device=device, dtype=dtype)

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-import hashlib
-import json
 import math
 import os
 import platform
@@ -46,38 +44,35 @@ from typing import Any
 import torch
 
 from fedlib.config import RunConfig
+from fedlib.costs import (  # noqa: F401  -- re-exported: the cost table's names are part of `fedlib estimate`'s API
+    COSTS_FILE,
+    PARTITION_ONLY,
+    PER_RUN_ONLY,
+    cost_id,
+    cost_key,
+    measured_memory,
+    read_table,
+    write_table,
+)
+from fedlib.data import DATASETS, FedDataset
+from fedlib.engine import Simulation, torch_threads
+from fedlib.errors import ConfigError
+from fedlib.experiments import load_cached, resolve_config
+from fedlib.jsonio import write_json_atomic
+from fedlib.models import build_model
+from fedlib.oracle import Oracle
+from fedlib.reporting import artefact as A
+from fedlib.reporting import profiles
+from fedlib.reporting.profiles import SettingsError
 
-COSTS_FILE = Path(__file__).resolve().parents[1] / "bench" / "costs.json"
 CHEAP_S = 1.0
 CPU_TIMED_CLIENTS, CPU_TIMED_STEPS, CPU_EVAL_IMAGES = 2, 2, 1000
 CPU_TIMED_POPULATION = 10            # clients of a scaled-down CPU timing (per-client state is n x d floats)
-
-#: RunConfig fields that never change the work of one round
-PER_RUN_ONLY = ("seed", "lr", "lr_decay", "server_lr", "weight_decay", "wd_mode", "beta1", "beta2", "eps",
-                "tracking_size", "tracking_init", "lada_alpha", "target_acc", "stop_at_target", "rounds", "eval_every",
-                "device", "progress", "checkpoint_every", "data_dir",
-                "cpu_path")   # the same work on either CPU path; the table's CPU entries predate the portable path (native)
-#: ... nor do these, unless local_epochs makes the step count depend on the partition's client sizes
-PARTITION_ONLY = ("partition", "alpha", "classes_per_client", "similarity", "min_client_size")
 
 #: FL-Simulator's published timing (README): the throughput a sequential peer framework reaches on a V100
 REFERENCE = {"name": "V100 (FL-Simulator FedAvg, sequential clients)", "seconds_per_round": 15.86,
              "model": "resnet18", "input_shape": (3, 32, 32), "num_classes": 10, "client_steps": 500, "batch": 50,
              "eval_images": 60_000}
-
-
-# ---------------------------------------------------------------------------------------------- cost configurations
-def cost_key(cfg: RunConfig) -> dict[str, Any]:
-    """The fields of a resolved configuration that decide the work of one round, where they differ from RunConfig's
-    defaults (so a field added to RunConfig later leaves the keys of the cost table as they are)."""
-    defaults = RunConfig().to_dict()
-    drop = PER_RUN_ONLY + (PARTITION_ONLY if cfg.local_epochs is None else ())
-    return {k: v for k, v in cfg.to_dict().items()
-            if k not in drop and (v != defaults[k] or k in ("algorithm", "dataset", "model"))}
-
-
-def cost_id(cfg: RunConfig) -> str:
-    return hashlib.sha256(json.dumps(cost_key(cfg), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------------------------- stand-in datasets
@@ -115,8 +110,6 @@ def describe_stand_in(name: str) -> str:
 @lru_cache(maxsize=4)
 def stand_in_data(name: str):
     """Random uint8 images and balanced labels with `name`'s shape (fixed seed; built once per process)."""
-    from fedlib.data import FedDataset
-
     s = STAND_INS[name]
     g = torch.Generator().manual_seed(0)
 
@@ -135,9 +128,6 @@ def stand_in_data(name: str):
 
 def data_for(cfg: RunConfig):
     """(dataset to time, note): the real one when it ships with fedlib, else a stand-in; never a download."""
-    from fedlib.config import ConfigError
-    from fedlib.data import DATASETS
-
     if DATASETS[cfg.dataset].offline:
         return None, None
     if cfg.dataset not in STAND_INS:
@@ -185,8 +175,6 @@ def _flops(sim) -> tuple[float, float]:
     """(FLOPs of one client gradient on one batch, FLOPs of evaluating one test image), counted on meta tensors."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from fedlib.oracle import Oracle
-
     model = copy.deepcopy(sim.oracle.model).to("meta")
     oracle = Oracle(model, sim.data.task, "loop")
     cohort = sim.sample_cohort()[:1]
@@ -205,8 +193,6 @@ def timing_device(cfg: RunConfig) -> str:
 
 
 def _timing_sim(cfg: RunConfig, data, clients: int | None = None, steps: int | None = None):
-    from fedlib.engine import Simulation
-
     changes: dict[str, Any] = dict(rounds=10**9, eval_every=10**9, stop_at_target=False, progress=False,
                                    checkpoint_every=0, device=timing_device(cfg))
     if clients is not None:
@@ -228,8 +214,6 @@ def _timing_sim(cfg: RunConfig, data, clients: int | None = None, steps: int | N
 def _cpu_timing_sim(cfg: RunConfig, data):
     """(simulation to time, scale to the real round): the configuration itself when a round of it at most
     CPU_TIMED_CLIENTS x CPU_TIMED_STEPS is cheap (or it is that small), else that smaller round."""
-    from fedlib.config import ConfigError
-
     try:
         probe = _timing_sim(cfg, data, CPU_TIMED_CLIENTS, CPU_TIMED_STEPS)
     except ConfigError:                  # a setting tied to the cohort size: time the configuration itself
@@ -266,9 +250,6 @@ def _eval_seconds(sim, images: int, threads: int) -> float:
 
 def measure(cfg: RunConfig | Mapping[str, Any], rounds_timed: int = 2) -> dict:
     """Time one cost configuration on this machine: a table entry (see module doc)."""
-    from fedlib.engine import torch_threads
-    from fedlib.experiments import resolve_config
-
     cfg = resolve_config(cfg)
     data, note = data_for(cfg)
     with torch_threads(cfg.threads):
@@ -308,60 +289,11 @@ def measure(cfg: RunConfig | Mapping[str, Any], rounds_timed: int = 2) -> dict:
     return entry
 
 
-# ---------------------------------------------------------------------------------------------- the cost table
-def read_table(path: str | Path | None = None) -> dict[tuple[str, str], dict]:
-    """{(cost_id, device label): entry} from the cost table (default COSTS_FILE; empty when it does not exist).
-
-    A table that cannot be read or is not a cost table is a ConfigError in one line naming the file."""
-    from fedlib.config import ConfigError
-
-    where = f"cost table {path or COSTS_FILE}"
-    try:
-        doc = json.loads(Path(path or COSTS_FILE).read_bytes())
-    except FileNotFoundError:
-        return {}
-    except IsADirectoryError:
-        raise ConfigError(f"{where} is a directory; allowed: a JSON cost table file (bench/costs.json)") from None
-    except OSError as exc:
-        raise ConfigError(f"{where} cannot be read ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        why = str(exc).splitlines()[0][:120]
-        raise ConfigError(f"{where} is not valid JSON ({why}); allowed: a cost table written by `fedlib estimate "
-                          "--save`") from None
-    entries = doc.get("entries", []) if isinstance(doc, dict) else None
-    if not (isinstance(entries, list) and all(isinstance(e, dict) and isinstance(e.get("cost_id"), str)
-                                              and isinstance(e.get("device"), str) for e in entries)):
-        raise ConfigError(f"{where} is not a cost table (expected {{\"entries\": [{{\"cost_id\", \"device\", "
-                          "...}]}); allowed: a cost table written by `fedlib estimate --save`")
-    return {(e["cost_id"], e["device"]): e for e in entries}
-
-
-def write_table(entries: Mapping[tuple[str, str], dict], path: str | Path | None = None) -> None:
-    from fedlib.jsonio import write_json_atomic
-
-    doc = {"about": "Measured per-round costs of cost configurations (fedlib/estimate.py; `fedlib estimate "
-                    "--save` adds entries). round_s excludes evaluation; eval_s is one evaluation.",
-           "entries": [entries[k] for k in sorted(entries)]}
-    write_json_atomic(Path(path or COSTS_FILE), doc)
-
-
-def measured_memory(cfg: RunConfig) -> tuple[float | None, float | None]:
-    """(peak bytes, GPU bytes) of `cfg` measured on any GPU in the cost table; (None, None) when never measured."""
-    cid = cost_id(cfg)
-    for (key, device), entry in read_table().items():
-        if key == cid and device.startswith("cuda/") and entry.get("peak_mem_bytes"):
-            return entry["peak_mem_bytes"], entry.get("device_mem_bytes")
-    return None, None
-
-
 # ---------------------------------------------------------------------------------------------- estimating runs
 @lru_cache(maxsize=1)
 def reference_flops_per_s() -> float:
     """The FLOP rate FL-Simulator's published V100 round implies, counted by the same rule as every entry."""
     from torch.utils.flop_counter import FlopCounterMode
-
-    from fedlib.models import build_model
-    from fedlib.oracle import Oracle
 
     r = REFERENCE
     model = build_model(r["model"], r["input_shape"], r["num_classes"]).to("meta")
@@ -406,8 +338,6 @@ def estimate_configs(configs: Iterable[RunConfig | Mapping[str, Any]], *, table:
     expected_rounds : config dict -> the paper's rounds to target (None when unknown)
     on_measured     : called with the table after each new measurement (to save progress)
     """
-    from fedlib.experiments import resolve_config
-
     table = read_table() if table is None else table
     threads_of = {}
     rows, seen, fresh = [], set(), set()
@@ -441,8 +371,6 @@ def estimate_configs(configs: Iterable[RunConfig | Mapping[str, Any]], *, table:
 
 
 def _current_label(device: str, threads: int) -> str:
-    from fedlib.engine import torch_threads
-
     with torch_threads(threads):
         return device_label(torch.device(device), torch.get_num_threads())
 
@@ -463,10 +391,6 @@ class Artefact:
 
 def artefacts(profile: str, target: str | None = None, params_file: str | Path = "params.yaml") -> list[Artefact]:
     """Every artefact of every paper package (or those whose stage or paper is `target`) at `profile`."""
-    from fedlib.config import ConfigError
-    from fedlib.reporting import artefact as A
-    from fedlib.reporting import profiles
-
     found = []
     for paper in A.papers():
         for art in A.artefacts(paper):
@@ -486,8 +410,6 @@ def artefacts(profile: str, target: str | None = None, params_file: str | Path =
 
 def estimate_artefacts(arts: list[Artefact], **kwargs) -> list[dict]:
     """Per artefact: runs, runs already in its run cache, and the cost of the rest."""
-    from fedlib.experiments import load_cached
-
     out = []
     for art in arts:
         rows = estimate_configs(art.configs, expected_rounds=art.expected_rounds, **kwargs)
@@ -578,9 +500,6 @@ def add_parser(sub) -> None:
 def cmd_estimate(args) -> int:
     import sys
 
-    from fedlib.config import ConfigError
-    from fedlib.reporting.profiles import SettingsError
-
     if args.rounds_timed < 1:
         raise ConfigError(f"--rounds-timed={args.rounds_timed} must be a positive integer (>= 1)")
     table = read_table(args.costs)                 # bad --costs / --params: one line, exit 2, before any timing
@@ -596,8 +515,6 @@ def cmd_estimate(args) -> int:
     if args.save:
         print(f"cost table: {len(table)} entries in {args.costs}", file=sys.stderr)
     if args.json:
-        from fedlib.jsonio import write_json_atomic
-
         write_json_atomic(Path(args.json), results)
     return 0
 

@@ -25,7 +25,6 @@ configurations.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -35,22 +34,22 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fedlib import cpu_path
+import fedlib
+from fedlib import cpu_path, fanout
 from fedlib.config import ConfigError, RunConfig
+from fedlib.costs import measured_memory
+from fedlib.engine import resolve
 from fedlib.jsonio import write_json_atomic as write_record_atomic
+from fedlib.outdir import OutputError
+from fedlib.provenance import NUMERIC_SOURCES, source_hash  # noqa: F401  -- re-exported (their home until provenance.py)
 from fedlib.runs import flat_config, show_value, swept_keys
 
 RECORD_SUFFIX = ".json"
-
-#: fedlib modules whose code decides the numbers of a run (provenance hash stored in each record)
-NUMERIC_SOURCES = ("config.py", "engine.py", "oracle.py", "metrics.py", "algorithms", "data", "models")
 
 
 # ---------------------------------------------------------------------------------------------- keys and paths
 def resolve_config(cfg: RunConfig | Mapping[str, Any]) -> RunConfig:
     """Validate a configuration and fill the defaults that depend on the algorithm/dataset (as the engine does)."""
-    from fedlib.engine import resolve
-
     if isinstance(cfg, Mapping):
         cfg = RunConfig.from_dict(dict(cfg))
     return resolve(cfg)
@@ -65,29 +64,7 @@ def record_path(cache_dir: str | Path, fp: str) -> Path:
     return Path(cache_dir) / f"{fp}{RECORD_SUFFIX}"
 
 
-def source_hash() -> str:
-    """Hash of the fedlib sources that decide a run's numbers (not reporting/experiments/cli).
-
-    Stored in every cached record as `source_hash`; reports warn when cached runs came from other sources. It is
-    provenance only: the cache key stays the configuration fingerprint.
-    """
-    import fedlib
-
-    root = Path(fedlib.__file__).parent
-    h = hashlib.sha256()
-    for name in NUMERIC_SOURCES:
-        p = root / name
-        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
-        for f in files:
-            if f.exists():
-                h.update(str(f.relative_to(root).as_posix()).encode())
-                h.update(f.read_bytes())
-    return h.hexdigest()[:12]
-
-
 def _current_version() -> str:
-    import fedlib
-
     return fedlib.__version__
 
 
@@ -211,8 +188,6 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     (a full disk, a directory at the record's path: such a run is not even started), are reported together by
     RunsFailed, in one line, after every other run has finished and been cached.
     """
-    from fedlib import fanout
-
     backend = backend or os.environ.get("FEDLIB_BACKEND") or "process"
     if backend not in fanout.BACKENDS:
         raise ConfigError(f"backend={backend!r} is not known; allowed: {', '.join(fanout.BACKENDS)}")
@@ -226,8 +201,6 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        from fedlib.outdir import OutputError
-
         raise OutputError(f"run cache {cache} cannot be created ({_why(exc)}); allowed: a writable directory path"
                           ) from None
     _remove_orphan_tmp(cache)
@@ -335,14 +308,10 @@ def _failure(outcome: dict | BaseException, fp: str) -> str | None:
 
 def _gpu_shares(todo: Mapping[str, RunConfig], gpus_per_run: float | str) -> dict[str, float]:
     """GPUs each Ray task declares: the number given, or (auto) a share sized from the measured peak memory."""
-    from fedlib import fanout
-
     if gpus_per_run != "auto":
         return {fp: float(gpus_per_run) for fp in todo}
     if fanout.cluster_gpus() == 0:
         return {fp: 0.0 for fp in todo}
-    from fedlib.estimate import measured_memory
-
     shares = {}
     for fp, cfg in todo.items():
         if cfg.device == "cpu":

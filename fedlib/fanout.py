@@ -19,6 +19,11 @@ import multiprocessing as mp
 import os
 from collections.abc import Iterator, Mapping
 
+from fedlib import engine
+from fedlib.cpu_path import ENV_SWITCH, PATHS
+from fedlib.errors import ConfigError
+from fedlib.provenance import source_hash
+
 BACKENDS = ("process", "ray")
 
 Outcome = tuple[str, "dict | BaseException"]
@@ -40,11 +45,8 @@ def set_threads(threads: int | None) -> None:
 
 def execute(cfg: dict, threads: int | None = None) -> dict:
     """Run one configuration with the engine and return its record (with the worker's `source_hash`)."""
-    from fedlib.engine import run
-    from fedlib.experiments import source_hash
-
     set_threads(threads)
-    record = run(cfg)
+    record = engine.run(cfg)
     record["source_hash"] = source_hash()
     return record
 
@@ -82,8 +84,6 @@ def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None
 @contextlib.contextmanager
 def _child_cpu_path(path: str | None):
     """Spawned workers read $FEDLIB_CPU_PATH when they import fedlib: set it while the pool starts them."""
-    from fedlib.cpu_path import ENV_SWITCH
-
     before = os.environ.get(ENV_SWITCH)
     if path is not None:
         os.environ[ENV_SWITCH] = path
@@ -99,8 +99,6 @@ def _child_cpu_path(path: str | None):
 def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
     """One Ray task per run with `cpus` CPUs and `gpus[fp]` GPUs (fractions share a GPU), on the connected cluster
     (`connect_ray`)."""
-    from fedlib.cpu_path import ENV_SWITCH, PATHS
-
     ray = ray_module()              # each worker takes the run's CPU path when it imports fedlib (runtime_env)
     cpu_task = ray.remote(execute)                       # CPU workers are reused (no torch import per run)
     gpu_task = ray.remote(max_calls=1)(execute)          # a GPU worker exits after its run: memory given back
@@ -132,8 +130,6 @@ def ray_module():
     try:
         import ray
     except ImportError:
-        from fedlib.config import ConfigError
-
         raise ConfigError("backend='ray' needs the ray package; install it with "
                           "`pip install 'fedlib[pipeline]'` (scripts/setup.sh does)") from None
     return ray

@@ -22,11 +22,10 @@ from torch import Tensor
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.base import GradFn, RoundContext
 from fedlib.config import RunConfig
+from fedlib.engine import resolve
 
 
 def trajectory(cfg: RunConfig | dict, grad_fn: GradFn, x0: Tensor, n: int) -> dict[str, Tensor]:
-    from fedlib.engine import resolve
-
     cfg = resolve({**cfg, "n_clients": n, "clients_per_round": n} if isinstance(cfg, dict) else cfg)
     alg = ALGORITHMS[cfg.algorithm]
     server, clients = alg.init(x0.clone(), n, cfg)

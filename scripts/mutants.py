@@ -41,9 +41,9 @@ ALGORITHM_TESTS = {name: [REFERENCE, RULES, "tests/test_comm.py"] for name in (
     "efficient_adam", "base")}
 for name in ("tracking", "adam", "localadam", "fedlada"):       # the parameter-tracking identities (T1–T11)
     ALGORITHM_TESTS[name].append("tests/test_param_tracking.py")
-ALGORITHM_TESTS["hparams"] = [REFERENCE, RULES, "tests/test_hparams.py", "tests/test_invariants.py"]
 MODULE_TESTS = {
     **{f"fedlib/algorithms/{name}.py": tests for name, tests in ALGORITHM_TESTS.items()},
+    "fedlib/hparams.py": [REFERENCE, RULES, "tests/test_hparams.py", "tests/test_invariants.py"],
     "fedlib/compress.py": ["tests/test_ssm_compress.py", "tests/test_compress_rules.py", REFERENCE],
     "fedlib/data/partition.py": ["tests/test_partitioners.py", "tests/test_partition_rules.py",
                                  "tests/test_partition_edges.py", "tests/test_invariants.py"],

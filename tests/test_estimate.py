@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from fedlib import costs, experiments
 from fedlib import estimate as E
-from fedlib import experiments
 from fedlib.cli import main
 from fedlib.config import RunConfig
 
@@ -115,7 +115,7 @@ def test_measured_gpu_memory_sizes_the_ray_share(tmp_path, monkeypatch):
     entry = {"cost_id": E.cost_id(cfg), "device": "cuda/NVIDIA H100 80GB HBM3", "peak_mem_bytes": 9 * 2**30,
              "device_mem_bytes": 80 * 2**30}
     E.write_table({(entry["cost_id"], entry["device"]): entry}, tmp_path / "costs.json")
-    monkeypatch.setattr(E, "COSTS_FILE", tmp_path / "costs.json")
+    monkeypatch.setattr(costs, "COSTS_FILE", tmp_path / "costs.json")     # the table measured_memory reads
     assert E.measured_memory(cfg) == (9 * 2**30, 80 * 2**30)
     assert E.measured_memory(cfg.replace(batch_size=8)) == (None, None)
 

@@ -1,10 +1,11 @@
 """Registry of federated algorithms: name -> AlgorithmSpec (see base.py for the protocol).
 
 One module per method or small family; each exposes SPECS. Add a module by adding one line to MODULES.
+`ALGORITHMS` is declared in base.py and filled here.
 """
 import importlib
 
-from fedlib.algorithms.base import AlgorithmSpec
+from fedlib.algorithms.base import ALGORITHMS, AlgorithmSpec
 
 MODULES = (
     # FAdamGT paper and shared baselines
@@ -31,7 +32,6 @@ MODULES = (
     "efficient_adam",
 )
 
-ALGORITHMS: dict[str, AlgorithmSpec] = {}
 for _name in MODULES:
     for _spec in importlib.import_module(f"fedlib.algorithms.{_name}").SPECS:
         ALGORITHMS[_spec.name] = _spec

@@ -23,6 +23,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from fedlib.errors import ConfigError
+
 LR_DEFAULT = 0.001          # paper §2.1: η_l = 0.001 for every Adam-based method
 MOMENTS = ("beta1", "beta2", "eps")                     # AlgorithmSpec.reads of every local-Adam method
 PAPER_ADAM = (*MOMENTS, "vhat_init")                    # + the v̂ reading of the parameter-tracking paper (A1)
@@ -83,7 +85,6 @@ def apply_step(x: Tensor, step_dir: Tensor, lr: float, cfg) -> Tensor:
 def _mode(cfg) -> str:
     mode = getattr(cfg, "vhat_init", "v1")
     if mode not in VHAT_MODES:
-        from fedlib.config import ConfigError
         raise ConfigError(f"vhat_init={mode!r} is not known; allowed: {', '.join(VHAT_MODES)}")
     return mode
 

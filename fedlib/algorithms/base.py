@@ -54,8 +54,6 @@ class RoundContext:
         """η_l of this round: cfg.lr · cfg.lr_decay^(round−1) (the algorithm's default lr when cfg.lr is unset)."""
         base = self.cfg.lr
         if base is None:
-            from fedlib.algorithms import ALGORITHMS
-
             base = ALGORITHMS[self.cfg.algorithm].lr_default
         decay = getattr(self.cfg, "lr_decay", 1.0)
         return float(base) if decay == 1.0 else float(base) * decay ** (self.round - 1)
@@ -114,6 +112,11 @@ class AlgorithmSpec:
     # reading, the tracking subset, FedLADA's α); only these enter its fingerprint, and setting any other one to a
     # non-default value is refused (tests/test_shared_fields.py checks each declaration by running the algorithm)
     reads: tuple[str, ...] = ()
+
+
+#: The registry, name -> spec: declared here beside the spec (so RoundContext reads it without importing its own
+#: package) and filled by fedlib/algorithms/__init__.py, which loads every module in MODULES.
+ALGORITHMS: dict[str, AlgorithmSpec] = {}
 
 
 # ---- shared pure pieces -------------------------------------------------------------------------

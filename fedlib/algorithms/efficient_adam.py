@@ -23,12 +23,12 @@ from fedlib.algorithms import fedadam_local as base
 from fedlib.algorithms.base import AlgorithmSpec, weighted_mean
 from fedlib.algorithms.hparams import hp, one_of, positive_int
 from fedlib.compress import error_feedback, scaled_sign, sign_bits, stochastic_bits, stochastic_quantize
+from fedlib.errors import ConfigError
 
 
 def _at_least_two(name, v):
     positive_int(name, v)
     if v < 2:
-        from fedlib.config import ConfigError
         raise ConfigError(f"{name}={v} must be an integer >= 2 (one sign bit plus level bits)")
 
 

@@ -27,19 +27,16 @@ from torch import Tensor
 
 from fedlib.algorithms.base import AlgorithmSpec, RoundContext, State, sgd_direction, weighted_mean
 from fedlib.algorithms.hparams import hp, one_of
+from fedlib.errors import ConfigError
 
 
 def _alphas(name: str, v: tuple[float, ...]) -> None:
-    from fedlib.config import ConfigError
-
     if any(not (math.isfinite(a) and 0.0 <= a < 1.0) for a in v) or sum(v) >= 1.0:
         raise ConfigError(f"{name}={list(v)} is not allowed; allowed: every α_j in [0, 1) and Σ α_j < 1 "
                           f"(A = 1 - Σ α_j must stay > 0)")
 
 
 def _betas(name: str, v: tuple[float, ...]) -> None:
-    from fedlib.config import ConfigError
-
     if any(not (math.isfinite(b) and b >= 0.0) for b in v):
         raise ConfigError(f"{name}={list(v)} is not allowed; allowed: every β_j a finite number >= 0")
 

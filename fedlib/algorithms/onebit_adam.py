@@ -31,13 +31,13 @@ from fedlib.algorithms import fedadam_local as base
 from fedlib.algorithms.base import AlgorithmSpec, weighted_mean
 from fedlib.algorithms.hparams import hp, in_range, one_of
 from fedlib.compress import dense_bits, error_feedback, scaled_sign, sign_bits
+from fedlib.errors import ConfigError
 
 VARIANTS = ("1B-L", "1B-1", "1B-Lm")
 
 
 def _count_or_none(name, v):
     if v is not None and not (isinstance(v, int) and v >= 0):
-        from fedlib.config import ConfigError
         raise ConfigError(f"{name}={v} must be an integer >= 0 (or null: floor(warmup_frac · rounds))")
 
 

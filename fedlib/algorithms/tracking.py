@@ -24,6 +24,7 @@ import torch
 
 from fedlib.algorithms import adam
 from fedlib.algorithms.base import AlgorithmSpec, server_model_step, weighted_mean
+from fedlib.errors import ConfigError
 
 TRACKING_INITS = ("zeros",)
 
@@ -57,7 +58,6 @@ def init(kind, x0, n, cfg):
     cfg = adam.config_of(cfg)
     init_mode = getattr(cfg, "tracking_init", "zeros")
     if init_mode not in TRACKING_INITS:
-        from fedlib.config import ConfigError
         raise ConfigError(
             f"tracking_init={init_mode!r} is not supported by fadam{kind}: a warm start needs every client's "
             f"gradient at x^(1) before round 1, which the paper does not define (A3 in docs/papers/fadamgt.md) and "
@@ -115,8 +115,14 @@ def server_update(server, upload, ctx):
     return new
 
 
+def tracking_vectors(Y: int, S: int) -> float:
+    """FAdamET/GT: x↓ and y↓ to all S, Δx↑ from all S, Δy↑ from the Y tracked clients: 3 + Y/S per client."""
+    if S <= 0:
+        raise ValueError(f"clients_per_round={S} must be >= 1")
+    return 3.0 + Y / S
+
+
 def comm_vectors(cfg) -> float:
-    from fedlib.comm import tracking_vectors
     return tracking_vectors(cfg.Y, cfg.clients_per_round)
 
 

@@ -10,6 +10,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from fedlib.data.transforms import prepare_batch
+
 
 @dataclass
 class FedDataset:
@@ -54,7 +56,6 @@ class FedDataset:
 
     def prepare(self, x: Tensor, augment: bool = False, generator: torch.Generator | None = None) -> Tensor:
         """Model input for a batch of any leading shape; see `fedlib.data.transforms.prepare_batch`."""
-        from fedlib.data.transforms import prepare_batch
         return prepare_batch(self, x, augment, generator)
 
     def to(self, device) -> FedDataset:

@@ -19,10 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import torch
 from torch import nn
 
+from fedlib.data import default_data_dir
+from fedlib.errors import ConfigError
 from fedlib.models.cnn import build_cnn, build_cnn_mnist, build_lenet5
 from fedlib.models.fafed_cnn import build_cnn_fafed_cifar, build_cnn_fafed_fmnist, build_cnn_fafed_mnist
 from fedlib.models.gpt2_lora import GPT2LoRAOptions, TinyGPT2LoRAOptions, build_gpt2_lora, build_tiny_gpt2_lora
@@ -66,11 +69,6 @@ def register(spec: ModelSpec) -> ModelSpec:
 
 def _text_inputs(cfg, data) -> dict:
     """What a token-id model takes from its dataset: vocabulary, pad id, tokenizer, and the hub cache directory."""
-    from pathlib import Path
-
-    from fedlib.config import ConfigError
-    from fedlib.data import default_data_dir
-
     if data.vocab_size is None:
         raise ConfigError(f"model={cfg.model} needs a text dataset (token ids); dataset={cfg.dataset} is not one")
     root = Path(cfg.data_dir).expanduser() if cfg.data_dir else default_data_dir()

@@ -27,14 +27,13 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from fedlib.algorithms.hparams import hp, positive, positive_int
+from fedlib.errors import ConfigError
+from fedlib.hparams import hp, positive, positive_int
 
 PAPER_CHECKPOINT = "openai-community/gpt2"
 
 
 def _targets(name: str, v) -> None:
-    from fedlib.config import ConfigError
-
     if not v or not all(isinstance(t, str) and t for t in v):
         raise ConfigError(f"{name}={list(v) if isinstance(v, tuple) else v!r} must be a non-empty list of module "
                           "names (GPT-2: c_attn, c_proj, c_fc, wte, wpe)")
@@ -122,8 +121,6 @@ def wrap_lora(base: nn.Module, rank: int, alpha: float, targets) -> nn.Module:
     names = {n.rsplit(".", 1)[-1] for n, _ in base.named_modules()}
     missing = [t for t in targets if t not in names]
     if missing:
-        from fedlib.config import ConfigError
-
         raise ConfigError(f"lora_targets={list(targets)} names modules GPT-2 does not have ({', '.join(missing)}); "
                           "allowed: c_attn, c_proj, c_fc, wte, wpe")
     with warnings.catch_warnings():
@@ -154,7 +151,6 @@ def build_gpt2_lora(input_shape: tuple[int, ...], num_classes: int, *, vocab_siz
 
     The data must be tokenised with the same checkpoint's tokenizer; offline without the weights in the cache the
     download fails with one line (DatasetUnavailable, CLI exit 3)."""
-    from fedlib.config import ConfigError
     from fedlib.data import DatasetUnavailable
 
     if tokenizer != checkpoint:

@@ -25,6 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fedlib.config import ConfigError, RunConfig
+from fedlib.hparams import build, fields_of
+
 
 class SettingsError(ValueError):
     """A params.yaml block or override that does not match the artefact's schema."""
@@ -103,7 +106,7 @@ def one_of(allowed: Sequence[str]) -> Check:
 def algorithm(allowed: Sequence[str] | None = None) -> Check:
     """A registered algorithm name (and one of `allowed` when given, e.g. the algorithms a paper compares)."""
     def check(value, where, block):
-        from fedlib.algorithms import ALGORITHMS
+        from fedlib.algorithms import ALGORITHMS  # on first use: the registry loads torch; params.yaml checks need none
 
         names = [a for a in ALGORITHMS if allowed is None or a in allowed]
         if value not in names:
@@ -114,8 +117,6 @@ def algorithm(allowed: Sequence[str] | None = None) -> Check:
 def run_fields() -> Check:
     """A mapping of RunConfig fields with values of the field's type."""
     def check(value, where, block):
-        from fedlib.config import ConfigError, RunConfig
-
         if not isinstance(value, Mapping):
             _fail(where, f"must be a mapping of RunConfig fields, got {value!r}")
         fields = [f for f in RunConfig.field_names() if f != "hparams"]
@@ -134,7 +135,6 @@ def run_fields() -> Check:
 
 def _owners(key: str) -> list[str]:
     from fedlib.algorithms import ALGORITHMS
-    from fedlib.algorithms.hparams import fields_of
 
     return [name for name, spec in ALGORITHMS.items() if key in fields_of(spec.hparams)]
 
@@ -164,8 +164,6 @@ def hparams_of(alg: str) -> Check:
     """{name: value}: hyperparameters of algorithm `alg` (its hparams dataclass), with their rules."""
     def check(value, where, block):
         from fedlib.algorithms import ALGORITHMS
-        from fedlib.algorithms.hparams import build
-        from fedlib.config import ConfigError
 
         if not isinstance(value, Mapping):
             _fail(where, f"must be a mapping of {alg}'s hyperparameters, got {value!r}")

@@ -1,0 +1,142 @@
+"""fedlib's import graph: no cycle, the layers point one way, and every module imports on its own.
+
+The static checks read the sources with `ast` (tests/import_graph.py; `python tests/import_graph.py` prints the
+graph's cycles and the imports inside functions); the last test imports each module first in a fresh interpreter.
+"""
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from import_graph import cycle_path, cycles, module_imports, module_names, walk
+
+ROOT = Path(__file__).resolve().parents[1] / "fedlib"
+
+#: Imports deliberately kept inside a function that point back up the layers; each with why it must stay lazy.
+LAZY_BACK_EDGES = {
+    ("fedlib", "fedlib.engine"): "fedlib.run: `import fedlib` pins the CPU path before torch loads, so it loads "
+                                 "no torch itself",
+}
+
+#: Leaf modules: what each may import from fedlib at module level.
+LEAVES = {"fedlib.errors": set(), "fedlib.hparams": {"fedlib.errors"}}
+
+
+@functools.cache
+def _fedlib() -> tuple[dict[str, set[str]], dict]:
+    """(module-level graph, imports inside functions) of fedlib, read once per session."""
+    return walk(ROOT)
+
+
+def _describe(graph: dict[str, set[str]], found: list[list[str]]) -> str:
+    return "; ".join(" -> ".join(cycle_path(graph, comp)) for comp in found)
+
+
+def test_no_import_cycle_at_module_level():
+    graph = _fedlib()[0]
+    assert len(graph) > 100                           # the walk found the package
+    found = cycles(graph)
+    assert not found, f"import cycle(s) in fedlib: {_describe(graph, found)}"
+
+
+def test_the_layers_point_one_way_even_counting_imports_inside_functions():
+    """An import moved into a function to dodge a cycle is still a dependency: counted here, the graph has no cycle
+    but the listed lazy ones (and each of those is still inside a function)."""
+    graph, inner = _fedlib()
+    both = {m: graph[m] | {t for i in inner[m] for t in i.loads} - {m} for m in graph}
+    for (importer, target), why in LAZY_BACK_EDGES.items():
+        assert target not in graph[importer], f"{importer} imports {target} at module level ({why})"
+        assert any(target in i.loads for i in inner[importer]), f"stale entry: {importer} no longer imports {target}"
+        both[importer] = both[importer] - {target}
+    found = cycles(both)
+    assert not found, f"dependencies point both ways (an import inside a function closes a cycle): " \
+                      f"{_describe(both, found)}"
+
+
+def test_leaf_modules_and_config_import_no_layer_above_them():
+    graph, inner = _fedlib()
+    for leaf, allowed in LEAVES.items():
+        assert graph[leaf] <= allowed, f"{leaf} is a leaf but imports {sorted(graph[leaf] - allowed)}"
+        assert not inner[leaf], f"{leaf} imports inside functions: {inner[leaf]}"
+    # config names no registry at module level (it loads them on first use, one way down) ...
+    assert graph["fedlib.config"] <= set(LEAVES), sorted(graph["fedlib.config"])
+    # ... and nothing under algorithms/, models/ or data/ reaches the configuration, at any level
+    for name in graph:
+        if name.split(".")[1:2] in (["algorithms"], ["models"], ["data"]):
+            reached = graph[name] | {t for i in inner[name] for t in i.loads}
+            assert "fedlib.config" not in reached, f"{name} imports fedlib.config (use fedlib.errors/fedlib.hparams)"
+
+
+def test_the_old_import_paths_still_work():
+    from fedlib import comm, config, errors, experiments, hparams
+    from fedlib.algorithms import hparams as alg_hparams
+    from fedlib.algorithms.tracking import tracking_vectors
+
+    assert config.ConfigError is errors.ConfigError and config.Refused is errors.Refused
+    assert issubclass(config.ConfigError, config.Refused) and issubclass(config.Refused, ValueError)
+    assert config.coerce_value is hparams.coerce_value
+    assert all(getattr(alg_hparams, name) is getattr(hparams, name) for name in hparams.__all__)
+    assert comm.tracking_vectors is tracking_vectors
+    assert callable(experiments.source_hash) and "hparams.py" in experiments.NUMERIC_SOURCES
+
+
+def test_the_cycle_check_names_a_cycle(tmp_path):
+    """The checks above can fail: a package whose leaf imports back up is reported with its loop."""
+    pkg = tmp_path / "toy"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "leaf.py").write_text("import os\n\ndef f():\n    from toy import top\n")
+    (pkg / "sub" / "__init__.py").write_text("from toy.sub.mid import X\n")
+    (pkg / "sub" / "mid.py").write_text("from toy import leaf\nX = 1\n")
+    (pkg / "top.py").write_text("from toy.sub import X\n")
+    graph, inner = walk(pkg)
+    assert cycles(graph) == []                        # the back-import is inside a function
+    assert [i.loads for i in inner["toy.leaf"]] == [{"toy.top"}]
+    (pkg / "leaf.py").write_text("from toy.top import Y\n")
+    found = cycles(module_imports(pkg))
+    assert found == [["toy.leaf", "toy.sub", "toy.sub.mid", "toy.top"]]
+    assert cycle_path(module_imports(pkg), found[0]) == ["toy.leaf", "toy.top", "toy.sub", "toy.sub.mid", "toy.leaf"]
+
+
+#: Optional libraries (extras in pyproject.toml): a module that needs one at import time is skipped without it.
+OPTIONAL = ("ray", "transformers", "peft", "datasets", "papermill", "nbformat", "ipykernel", "ipywidgets", "IPython")
+
+_IMPORT_EACH = textwrap.dedent("""
+    import importlib, json, sys
+    import fedlib  # noqa: F401  -- first, as every entry point: it pins the CPU path before torch loads
+    optional = set(sys.argv[1].split(","))
+    failed, skipped = {}, {}
+    for name in sys.argv[2:]:
+        for loaded in [m for m in sys.modules if m.startswith("fedlib.")]:
+            del sys.modules[loaded]
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            if (exc.name or "").split(".")[0] in optional:
+                skipped[name] = exc.name
+            else:
+                failed[name] = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001
+            failed[name] = f"{type(exc).__name__}: {exc}"
+    print(json.dumps({"failed": failed, "skipped": skipped}))
+""")
+
+
+@pytest.mark.slow
+def test_every_module_imports_first_in_a_fresh_interpreter():
+    """Each module is imported with no other fedlib module loaded (third-party libraries stay loaded between
+    modules, so the whole package takes one interpreter): an import that only works after another module was
+    loaded first -- the symptom of a cycle -- fails here."""
+    import json
+
+    names = sorted(module_names(ROOT))
+    proc = subprocess.run([sys.executable, "-c", _IMPORT_EACH, ",".join(OPTIONAL), *names], capture_output=True,
+                          text=True, cwd=ROOT.parent, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert not result["failed"], result["failed"]
+    assert len(result["skipped"]) < len(names) // 4, result["skipped"]     # most of fedlib needs no extra
