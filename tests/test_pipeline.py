@@ -414,12 +414,12 @@ def test_dvc_yaml_stages_are_per_artefact():
     dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
     stages = dvc["stages"]
     assert set(stages) == {*(a.stage for a in ARTEFACTS), "reports_index"}
+    outs_of = lambda stage: _outs(stages[stage])  # noqa: E731
     for art in ARTEFACTS:
         name, paper, st = art.stage, art.paper, stages[art.stage]
-        # a stage depends on its own section (plus profile/workers in cmd); an artefact drawn from another one's runs
-        # (Table C.1 tabulates Table 2's block, SSM Figure 2 plots Table I's runs) names that section too
-        reads = {"fadamgt_table_c1": ["fadamgt_table2"], "fedadam_ssm_fig2": ["fedadam_ssm_table1"]}
-        assert st["params"] == [name, *reads.get(name, [])], name
+        # a stage depends on its own section (plus profile/workers in cmd); an artefact that reads another one's
+        # block (Table C.1 tabulates Table 2's, SSM Figure 2 plots Table I's runs) declares it: READS_BLOCKS
+        assert st["params"] == [name, *(f"{paper}_{b}" for b in art.reads_blocks)], name
         assert f"notebooks/{name}.ipynb" in st["deps"] and "-k ${kernel}" in st["cmd"]
         assert "-p profile ${profile}" in st["cmd"] and " -f " not in st["cmd"]
         outs = _outs(st)
@@ -430,10 +430,13 @@ def test_dvc_yaml_stages_are_per_artefact():
         assert st["metrics"] == [{f"reports/{paper}/{art.name}.json": {"cache": False, "persist": True}}]
         cache = st["cmd"].split("-p cache_dir ")[1].split()[0]
         assert f"-p out_dir reports/{paper} -p cache_dir {cache}" in st["cmd"]
-        if cache == str(art.cache_dir):
-            assert outs[cache] == {"persist": True}
+        if art.shares_cache is None:
+            assert cache == str(art.cache_dir) and outs[cache] == {"persist": True}, name
         else:                       # reads another artefact's run cache (the same configurations), its output
-            assert any(cache in _outs(other) for other in stages.values()), name
+            assert cache == f"runs/{paper}/{art.shares_cache}" and cache not in outs and cache in st["deps"], name
+            assert outs_of(f"{paper}_{art.shares_cache}")[cache] == {"persist": True}, name
+        if art.borrows:             # copies the runs it shares from the other cache: depends on it
+            assert f"runs/{paper}/{art.borrows}" in st["deps"], name
         assert f"reports/{paper}/{art.name}.json" in stages["reports_index"]["deps"]
 
 

@@ -8,6 +8,16 @@ An artefact is a module `fedlib/papers/<paper>/<name>.py`; everything else follo
     run cache         runs/<paper>/<name>/<fingerprint>.json
 
 A paper package's `__init__.py` holds `PAPER` (a `Paper`) and `ARTEFACTS`, the artefact names in report order.
+
+What an artefact needs beyond that, its module declares (module constants; `python -m fedlib.reporting.stages`
+writes its dvc.yaml stage from them):
+
+    DESC            the stage's one-line description
+    FIGURES         suffixes of the figures it writes: ("",) for <name>.png/.svg; none for a table
+    BORROWS         an artefact of the same paper whose run cache it copies shared runs from (dependency on it)
+    SHARES_CACHE    an artefact of the same paper whose run cache it reads as its own (it keeps none)
+    READS_BLOCKS    artefacts of the same paper whose params.yaml blocks it reads too
+    WORKERS         the stage's worker processes when not the `workers` of params.yaml (e.g. 1: in-process)
 """
 from __future__ import annotations
 
@@ -67,6 +77,36 @@ class Artefact:
     @property
     def module(self) -> ModuleType:
         return importlib.import_module(f"fedlib.papers.{self.paper}.{self.name}")
+
+    @property
+    def desc(self) -> str:
+        return self.module.DESC
+
+    @property
+    def figures(self) -> tuple[str, ...]:
+        return tuple(getattr(self.module, "FIGURES", ()))
+
+    @property
+    def borrows(self) -> str | None:
+        return getattr(self.module, "BORROWS", None)
+
+    @property
+    def shares_cache(self) -> str | None:
+        return getattr(self.module, "SHARES_CACHE", None)
+
+    @property
+    def reads_blocks(self) -> tuple[str, ...]:
+        return tuple(getattr(self.module, "READS_BLOCKS", ()))
+
+    @property
+    def workers(self) -> str:
+        """The stage's `-p workers` value: the module's WORKERS, else params.yaml's `workers`."""
+        return str(getattr(self.module, "WORKERS", "${workers}"))
+
+    @property
+    def run_cache(self) -> Path:
+        """The run cache its stage reads and fills: its own, or the one of the artefact it shares."""
+        return Path("runs") / self.paper / (self.shares_cache or self.name)
 
     @property
     def order(self) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,6 @@ import pandas as pd
 
 from fedlib.papers.fafed import PAPER
 from fedlib.papers.fafed import reference as P
-from fedlib.reporting import artefact as A
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence as CV
 from fedlib.reporting import report as R
@@ -278,13 +276,6 @@ def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]]
            notes: Sequence[str] = ()) -> str:
     text = R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes)
     return text.replace(R.SCALE_TEXT[settings["profile"]], SCALE_TEXT[settings["profile"]], 1)
-
-
-def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str,
-               paper_source: str, claims: list[C.Claim], files: list[str], thumbnail: str | None,
-               numbers: Mapping[str, Any], stand: Sequence[tuple[str, str]] = ()) -> Path:
-    return R.write_meta(out_dir, A.of(module_name), settings, title=title, paper_source=paper_source,
-                        claims=claims, files=files, thumbnail=thumbnail, numbers=numbers, stand_ins=stand)
 
 
 def loss_panel(ax, frame: pd.DataFrame, order: Sequence[str], y: str = "train_loss", legend: bool = True) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,8 +12,6 @@ from fedlib.compress import MBIT
 from fedlib.papers.fedadam_ssm import PAPER
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.budget import onebit_warmup, rounds_for_budget
-from fedlib.reporting import artefact as A
-from fedlib.reporting import claims as C
 from fedlib.reporting import describe as D
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
@@ -263,9 +260,6 @@ def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]]
     return R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes, PAPER.doc)
 
 
-def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str,
-               paper_source: str, claims: list[C.Claim], files: list[str], thumbnail: str | None,
-               numbers: Mapping[str, Any]) -> Path:
-    short = [(P.TASK_NAMES.get(r, r), run_label(settings, r)) for r in settings["rows"]]
-    return R.write_meta(out_dir, A.of(module_name), settings, title=title, paper_source=paper_source,
-                        claims=claims, files=files, thumbnail=thumbnail, numbers=numbers, stand_ins=short)
+def short_stand_ins(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The reports index's stand-ins: (paper task, 'dataset (model)') per row run."""
+    return [(P.TASK_NAMES.get(r, r), run_label(settings, r)) for r in settings["rows"]]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,6 @@ import pandas as pd
 
 from fedlib.papers.fedmim import PAPER
 from fedlib.papers.fedmim import reference as P
-from fedlib.reporting import artefact as A
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
 from fedlib.reporting import report as R
@@ -323,14 +321,6 @@ def header(title: str, settings: Mapping[str, Any], stand: Sequence[tuple[str, s
            notes: Sequence[str] = ()) -> str:
     text = R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes)
     return text.replace(R.SCALE_TEXT["paper"], PAPER_SCALE)
-
-
-def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str,
-               paper_source: str, claims: list[C.Claim], files: list[str], thumbnail: str | None,
-               numbers: Mapping[str, Any]) -> Path:
-    return R.write_meta(out_dir, A.of(module_name), settings, title=title, paper_source=paper_source,
-                        claims=claims, files=files, thumbnail=thumbnail, numbers=numbers,
-                        stand_ins=short_stand_ins(settings))
 
 
 def provenance(records: Sequence[dict]) -> list[str]:
