@@ -53,6 +53,7 @@ def _execute(name: str, tmp_path: Path, cwd: Path = ROOT, **params) -> Path:
 
 
 @pytest.mark.parametrize("name", list(TINY))
+@pytest.mark.slow
 def test_notebook_writes_its_artefact(name, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
@@ -189,6 +190,7 @@ def test_papermill_sees_every_parameter(name):
     assert list(found) == list(PARAMETERS)
 
 
+@pytest.mark.slow
 def test_unknown_or_mistyped_parameters_are_rejected(tmp_path):
     from papermill.exceptions import PapermillExecutionError
 

@@ -7,7 +7,8 @@ An artefact is a module `fedlib/papers/<paper>/<name>.py`; everything else follo
     reports           reports/<paper>/<name>.{md,csv,json,png,svg}
     run cache         runs/<paper>/<name>/<fingerprint>.json
 
-A paper package's `__init__.py` holds `PAPER` (a `Paper`) and `ARTEFACTS`, the artefact names in report order.
+A paper package's `__init__.py` holds `PAPER` (a `Paper`) and `ARTEFACTS`, the artefact names in report order; a
+module of the package that declares DESC but is not (yet) listed there comes after them, by name.
 
 What an artefact needs beyond that, its module declares (module constants; `python -m fedlib.reporting.stages`
 writes its dvc.yaml stage from them):
@@ -110,8 +111,8 @@ class Artefact:
 
     @property
     def order(self) -> int:
-        """Position in the paper's ARTEFACTS (the order of the reports index)."""
-        return list(self.package.ARTEFACTS).index(self.name)
+        """Position among the paper's artefacts (the order of the reports index)."""
+        return [a.name for a in artefacts(self.paper)].index(self.name)
 
 
 def of(module: ModuleType | str) -> Artefact:
@@ -131,6 +132,9 @@ def papers() -> list[str]:
 
 
 def artefacts(paper: str) -> list[Artefact]:
-    """The paper's artefacts in report order."""
+    """The paper's artefacts in report order: its ARTEFACTS, then any other module of the package declaring DESC."""
     pkg = importlib.import_module(f"fedlib.papers.{paper}")
-    return [Artefact(paper, name) for name in pkg.ARTEFACTS]
+    listed = list(pkg.ARTEFACTS)
+    unlisted = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.ispkg and m.name not in listed
+                      and hasattr(importlib.import_module(f"{pkg.__name__}.{m.name}"), "DESC"))
+    return [Artefact(paper, name) for name in listed + unlisted]

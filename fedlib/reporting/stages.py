@@ -3,7 +3,7 @@
 One stage per artefact (`fedlib/reporting/artefact.py`: its names follow from the module's, the rest from what
 the module declares: DESC, FIGURES, BORROWS, SHARES_CACHE, READS_BLOCKS, WORKERS), then `reports_index` over every
 artefact's json and the `plots` list of every figure. Papers in alphabetical order, artefacts in each paper's
-ARTEFACTS order. tests/test_stages.py checks that the committed dvc.yaml is exactly what this prints.
+report order (artefact.artefacts). tests/test_stages.py checks that the committed dvc.yaml is exactly what this prints.
 """
 from __future__ import annotations
 
@@ -70,8 +70,8 @@ def report_files(art: A.Artefact) -> list[str]:
 def stage(art: A.Artefact) -> str:
     paper, runs = art.paper, f"runs/{art.paper}"
     for other in (art.borrows, art.shares_cache, *art.reads_blocks):
-        if other is not None and other not in art.package.ARTEFACTS:
-            raise ValueError(f"{art.section} reads artefact '{other}', which fedlib.papers.{paper} does not list")
+        if other is not None and other not in [a.name for a in A.artefacts(paper)]:
+            raise ValueError(f"{art.section} reads artefact '{other}', which fedlib.papers.{paper} does not have")
     lines = [f"  {art.stage}:", f"    desc: {_quoted(art.desc, f'{art.section} DESC')}", "    cmd: >-",
              f"      mkdir -p {runs} && python -m fedlib.reporting.run_notebook {art.notebook} {runs}/{art.name}.ipynb "
              "-k ${kernel}",

@@ -68,10 +68,7 @@ def stand_ins(settings: Mapping[str, Any], rows: Sequence[str], paper_names: Map
     return out
 
 
-def run_label(settings: Mapping[str, Any], row: str) -> str:
-    """The data a row actually ran, for evidence lines: 'digits (mlp)' (never the paper dataset it stands in for)."""
-    entry = settings["datasets"][row]
-    return f"{entry['dataset']} ({entry.get('model', 'auto')})"
+run_label = D.run_label     # the data a row actually ran, for evidence lines: 'digits (mlp)' (not the paper's)
 
 
 def setting_label(settings: Mapping[str, Any], row: str, level: float | None = None, **swept) -> str:

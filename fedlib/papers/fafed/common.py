@@ -18,6 +18,7 @@ from fedlib.papers.fafed import PAPER
 from fedlib.papers.fafed import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence as CV
+from fedlib.reporting import describe as D
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
 
@@ -262,14 +263,12 @@ def moving_note(cells: Mapping[str, tuple[str, float]], what: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- reports
 def stand_ins(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return [(P.DATASETS.get(r, r), f"{e['dataset']} (model {e.get('model', 'auto')}, {e['rounds']} rounds)")
-            for r, e in settings["datasets"].items() if r in settings["rows"]]
+    rows = [r for r in settings["datasets"] if r in settings["rows"]]
+    return D.stand_ins(settings, rows, P.DATASETS,
+                       lambda e: f"{e['dataset']} (model {e.get('model', 'auto')}, {e['rounds']} rounds)")
 
 
-def data_label(settings: Mapping[str, Any], row: str) -> str:
-    """What ran for `row`, as evidence lines name it (e.g. 'digits (mlp_small)')."""
-    e = settings["datasets"][row]
-    return f"{e['dataset']} ({e.get('model', 'auto')})"
+data_label = D.run_label        # what ran for a row, as evidence lines name it (e.g. 'digits (mlp_small)')
 
 
 def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]], lines: list[str],
