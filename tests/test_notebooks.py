@@ -171,17 +171,6 @@ def test_notebooks_are_committed_clean_with_a_parameters_cell(name):
 
 
 @pytest.mark.parametrize("name", list(TINY))
-def test_every_notebook_is_the_shared_template(name):
-    """Code cells are exactly the template's (fedlib.reporting.notebook.template): a new notebook is generated."""
-    from fedlib.reporting.notebook import template
-
-    nb = nbformat.read(ROOT / "notebooks" / f"fadamgt_{name}.ipynb", as_version=4)
-    want = template("fadamgt", name, "t", "a")
-    assert [(c.cell_type, c.source if c.cell_type == "code" else "") for c in nb.cells] == \
-        [(c.cell_type, c.source if c.cell_type == "code" else "") for c in want.cells]
-
-
-@pytest.mark.parametrize("name", list(TINY))
 def test_papermill_sees_every_parameter(name):
     """papermill parses each parameter (a comment holding '=' hides it: 'Passed unknown parameter')."""
     from fedlib.reporting.notebook import PARAMETERS
