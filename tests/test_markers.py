@@ -1,5 +1,5 @@
 """`python -m pytest -m "not slow"` is the fast core: every test that executes a notebook (papermill), runs DVC or
-starts a subprocess carries the `slow` marker (itself, or its module's `pytestmark`)."""
+starts a subprocess or a process pool carries the `slow` marker (itself, or its module's `pytestmark`)."""
 from __future__ import annotations
 
 import ast
@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-#: what makes a test slow: a kernel (papermill's execute_notebook), DVC, or another Python process
-HEAVY = re.compile(r"execute_notebook|subprocess\.|sys\.executable|_dvc\(|\"dvc\"")
+#: what makes a test slow: a kernel (papermill's execute_notebook), DVC, or another Python process (a subprocess
+#: or run_many's process pool)
+HEAVY = re.compile(r"execute_notebook|subprocess\.|sys\.executable|_dvc\(|\"dvc\"|run_many\([^)]*workers=[2-9]")
 
 
 def heavy_tests(source: str) -> dict[str, bool]:
@@ -33,7 +34,7 @@ def heavy_tests(source: str) -> dict[str, bool]:
 def test_every_notebook_dvc_or_subprocess_test_is_marked_slow():
     found = {f"{path.name}::{name}": slow for path in sorted(TESTS.glob("test_*.py"))
              for name, slow in heavy_tests(path.read_text()).items()}
-    assert len(found) >= 20                                  # the scan finds them (papermill, dvc, subprocess)
+    assert len(found) >= 25                                  # the scan finds them (papermill, dvc, subprocess)
     assert [name for name, slow in found.items() if not slow] == []
 
 

@@ -277,6 +277,7 @@ def test_run_cache_never_trusts_a_half_written_or_foreign_record(tmp_path):
     assert experiments.load_cached(TINY, tmp_path) is None               # other fedlib version: recomputed
 
 
+@pytest.mark.slow
 def test_run_many_process_pool(tmp_path):
     from fedlib import experiments
 

@@ -33,7 +33,7 @@ def _write(tmp_path, module, **kw):
 
 def test_a_table_writes_md_csv_json_named_after_its_module(tmp_path):
     paths = _write(tmp_path, "fedlib.papers.fadamgt.table1")
-    assert [p.name for p in paths] == ["table1.md", "table1.csv", "table1.json"]
+    assert [p.name for p in paths] == ["table1.csv", "table1.md", "table1.json"]
     claims = C.claims_markdown([_claim()])
     assert claims.endswith("\n") and "T.1" in claims
     assert (tmp_path / "table1.md").read_text() == "# Page\n\nbody\n\n" + CLAIMS_HEADING + "\n\n" + claims
@@ -50,7 +50,7 @@ def test_figures_come_after_the_page_and_the_first_is_the_thumbnail(tmp_path):
     paths = _write(tmp_path, "fedlib.papers.fafed.fig2", figures=figs)
     names = ["fig2.md", "fig2.png", "fig2.svg", "fig2_moderate.png", "fig2_moderate.svg", "fig2_high.png",
              "fig2_high.svg", "fig2.csv"]
-    assert [p.name for p in paths] == names + ["fig2.json"]
+    assert [p.name for p in paths] == names[1:] + ["fig2.md", "fig2.json"]
     meta = json.loads((tmp_path / "fig2.json").read_text())
     assert meta["files"] == names + ["fig2_seeds.csv"] and meta["thumbnail"] == "fig2.png"
     assert not any(plt.fignum_exists(f.number) for f, _ in figs.values())          # closed once saved

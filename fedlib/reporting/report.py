@@ -303,7 +303,7 @@ def write_artefact(module: str, out_dir: str | Path, settings: Mapping[str, Any]
     * `<name>.md`: `text`, then CLAIMS_HEADING and the claims (no claims section when `claims` is None),
     * `<name>.json` (+ `<name>_seeds.csv`): `write_meta` with `numbers` and the index's `stand_ins`.
 
-    Returns the paths written (md, figures, csv, json)."""
+    Returns the paths written (figures, csv, md, json: the order the staged write publishes them in)."""
     import matplotlib.pyplot as plt
 
     from fedlib.reporting import artefact as A
@@ -322,8 +322,9 @@ def write_artefact(module: str, out_dir: str | Path, settings: Mapping[str, Any]
         plt.close(fig)
     csv.to_csv(out / f"{art.name}.csv", index=False)
     page = text if claims is None else text + CLAIMS_HEADING + "\n\n" + claims_markdown(claims)
-    paths = [write_text(out / f"{art.name}.md", page), *pictures, out / f"{art.name}.csv"]
+    md = write_text(out / f"{art.name}.md", page)
+    paths = [*pictures, out / f"{art.name}.csv", md]
     paths.append(write_meta(out, art, settings, title=title, paper_source=paper_source, claims=claims or [],
-                            files=[p.name for p in paths], thumbnail=pictures[0].name if pictures else None,
-                            numbers=numbers, stand_ins=stand_ins))
+                            files=[md.name, *(p.name for p in paths[:-1])],
+                            thumbnail=pictures[0].name if pictures else None, numbers=numbers, stand_ins=stand_ins))
     return paths
