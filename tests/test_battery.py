@@ -558,6 +558,7 @@ def _fedlib(*args: str, env: dict | None = None, **kw) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}, **kw)
 
 
+@pytest.mark.slow
 def test_second_run_on_same_out_is_refused_while_the_first_runs(tmp_path, capsys):
     out = tmp_path / "o"
     first = _fedlib("run", "--out", str(out), *argv(rounds=400, n_clients=20, clients_per_round=10, local_steps=5))
@@ -575,6 +576,7 @@ def test_second_run_on_same_out_is_refused_while_the_first_runs(tmp_path, capsys
     assert not (out / "result.json").exists()
 
 
+@pytest.mark.slow
 def test_console_script_failure_has_no_traceback(tmp_path):
     root = mnist_folder(tmp_path / "d", kind="labels")
     proc = _fedlib("run", "--out", str(tmp_path / "c"), *argv(**MNIST_RUN, data_dir=root))
@@ -585,6 +587,7 @@ def test_console_script_failure_has_no_traceback(tmp_path):
 
 # ================================================================================ set-up
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.slow
 def test_setup_refuses_old_python_in_one_line(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     (tmp_path / "scripts").mkdir()
@@ -647,6 +650,7 @@ def test_full_disk_inside_torch_save_is_one_line(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
 @pytest.mark.parametrize("slack", [64, 2000])
+@pytest.mark.slow
 def test_checkpoint_over_the_file_size_limit_is_one_line(slack, tmp_path):
     """A file-size limit just above the state tensors passes the check before round 1; the checkpoint then fails
     with EFBIG (with 2000 bytes of slack inside torch.save, as a RuntimeError, on torch 2.13): one line, exit 1,
@@ -663,6 +667,7 @@ def test_checkpoint_over_the_file_size_limit_is_one_line(slack, tmp_path):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
+@pytest.mark.slow
 def test_out_under_a_file_size_limit_is_refused_before_round_1(tmp_path):
     out = tmp_path / "o"
     proc = _fedlib_limited(4096, "run", "--out", str(out), *argv(rounds=50))

@@ -75,6 +75,7 @@ def test_invalid_values_refused_before_compute(tmp_path, capsys, override, field
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_console_script_exit_code(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "fedlib.cli", "run", "--out", str(tmp_path / "x"), "algorithm=zzz"],
                           capture_output=True, text=True)

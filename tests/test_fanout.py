@@ -32,6 +32,7 @@ def local_ray():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_ray_backend_gives_the_process_backends_records(tmp_path, local_ray, monkeypatch):
     pooled = experiments.run_many(SWEEP, tmp_path / "pool", workers=2, backend="process", verbose=False)
     submitted = []
@@ -54,6 +55,7 @@ def test_ray_backend_gives_the_process_backends_records(tmp_path, local_ray, mon
     assert [_numbers(r) for r in again[:4]] == [_numbers(r) for r in pooled]
 
 
+@pytest.mark.slow
 def test_one_failing_ray_run_leaves_the_others_cached(tmp_path, local_ray):
     with pytest.raises(experiments.RunsFailed) as err:
         experiments.run_many([TINY, BROKEN, {**TINY, "seed": 1}], tmp_path, workers=2, backend="ray",

@@ -211,6 +211,7 @@ def test_cuda_local_step_loop_never_synchronises(oracle, model):
 
 
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc malloc tuning is Linux-only")
+@pytest.mark.slow
 def test_freed_host_memory_is_reused_without_page_faults():
     """Minor page faults of the last 3 of 12 iterations of a loop making two 50 MB temporaries (a flat-vector
     update), in a fresh process: first with glibc's defaults, then after reuse_freed_memory()."""

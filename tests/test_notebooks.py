@@ -53,6 +53,7 @@ def _execute(name: str, tmp_path: Path, cwd: Path = ROOT, **params) -> Path:
 
 
 @pytest.mark.parametrize("name", list(TINY))
+@pytest.mark.slow
 def test_notebook_writes_its_artefact(name, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
@@ -170,17 +171,6 @@ def test_notebooks_are_committed_clean_with_a_parameters_cell(name):
 
 
 @pytest.mark.parametrize("name", list(TINY))
-def test_every_notebook_is_the_shared_template(name):
-    """Code cells are exactly the template's (fedlib.reporting.notebook.template): a new notebook is generated."""
-    from fedlib.reporting.notebook import template
-
-    nb = nbformat.read(ROOT / "notebooks" / f"fadamgt_{name}.ipynb", as_version=4)
-    want = template("fadamgt", name, "t", "a")
-    assert [(c.cell_type, c.source if c.cell_type == "code" else "") for c in nb.cells] == \
-        [(c.cell_type, c.source if c.cell_type == "code" else "") for c in want.cells]
-
-
-@pytest.mark.parametrize("name", list(TINY))
 def test_papermill_sees_every_parameter(name):
     """papermill parses each parameter (a comment holding '=' hides it: 'Passed unknown parameter')."""
     from fedlib.reporting.notebook import PARAMETERS
@@ -189,6 +179,7 @@ def test_papermill_sees_every_parameter(name):
     assert list(found) == list(PARAMETERS)
 
 
+@pytest.mark.slow
 def test_unknown_or_mistyped_parameters_are_rejected(tmp_path):
     from papermill.exceptions import PapermillExecutionError
 

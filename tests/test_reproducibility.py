@@ -87,6 +87,7 @@ def test_float64_state_stays_float64(alg):
                 assert value.dtype == torch.float64, (alg, key)
 
 
+@pytest.mark.slow
 def test_two_fresh_environments_give_bit_identical_metrics(tmp_path, monkeypatch):
     """One run in a subprocess and one in this process, each with its own HOME, FEDLIB_CACHE and FEDLIB_DATA."""
     from fedlib.cli import main

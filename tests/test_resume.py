@@ -59,6 +59,7 @@ def test_kill_and_resume_restores_full_state(alg, server_keys, client_keys, tmp_
     assert all(float(v.abs().sum()) > 0 for part in ("server", "clients") for v in resumed[part].values())
 
 
+@pytest.mark.slow
 def test_sigkill_then_same_command_resumes_exactly(tmp_path):
     args = [f"{k}={v}" for k, v in {**BASE, "algorithm": "fadamgt", "rounds": 12, "checkpoint_every": 2}.items()]
     out = tmp_path / "run"

@@ -35,6 +35,7 @@ def test_run_notebook_executes_like_papermill_and_skips_the_grammar_import(tmp_p
     assert printed.strip().split()[0] == "42"
 
 
+@pytest.mark.slow
 def test_run_notebook_help_is_papermills():
     done = subprocess.run([sys.executable, "-m", "fedlib.reporting.run_notebook", "--help"], capture_output=True,
                           text=True, timeout=120)

@@ -131,6 +131,7 @@ def test_swept_and_varying_keys():
     assert runs.swept_keys([a, b, c]) == {"fedmim": ["partition"], "fedavg": []}
 
 
+@pytest.mark.slow
 def test_explore_notebook_frame_matches_its_run_records(tmp_path):
     papermill = pytest.importorskip("papermill")
     cache, csv = tmp_path / "cache", tmp_path / "frame.csv"

@@ -110,6 +110,7 @@ CHILD_PRELUDE = """
 """
 
 
+@pytest.mark.slow
 def test_file_size_limit_leaves_the_committed_set(committed, cache):
     """The notebook step under `ulimit -f 60` (SIGXFSZ ignored, so the write gets EFBIG): one line naming fig3.png
     and the limit; not one committed byte changes (before staging, fig3.png was left cut at 61,440 bytes)."""
@@ -195,6 +196,7 @@ def test_a_write_that_fails_names_the_file_it_was_writing(committed, cache, monk
     assert files(out) == before and leftovers(out) == []
 
 
+@pytest.mark.slow
 def test_a_write_killed_between_files_leaves_the_committed_set(committed, cache):
     """SIGKILL after fig3.png, .svg and .csv were written, before fig3.md: the committed set is untouched, and the
     next write removes the dead writer's staging folder."""
@@ -218,6 +220,7 @@ def test_a_write_killed_between_files_leaves_the_committed_set(committed, cache)
     assert leftovers(out) == [] and sorted(files(out)) == sorted(before)
 
 
+@pytest.mark.slow
 def test_a_write_killed_between_renames_is_finished_by_the_next_call(committed, cache, tmp_path):
     """SIGKILL after 2 of the 5 renames: the COMMIT marker lets `recover` finish the other 3, so the folder holds
     the complete new set (byte-identical to one written without a kill), never a mix."""
@@ -331,6 +334,7 @@ def test_failures_render_as_one_line_in_a_notebook():
         assert len(str(exc).splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_notebook_stage_with_an_unwritable_record_fails_in_one_line(tmp_path):
     """What `dvc repro fadamgt_fig3` runs (papermill), with one run-record path taken by a directory: the failing cell
     shows one line naming the record, the other records are written, and reports/ is untouched."""

@@ -77,6 +77,7 @@ def test_a_shared_block_gives_each_algorithm_only_what_it_reads():
     assert drop_unread({"algorithm": "fedavg", "beta1": 0.5, "lr": 0.1}) == {"algorithm": "fedavg", "lr": 0.1}
 
 
+@pytest.mark.slow
 def test_fedlib_config_lists_adaptive_settings_only_where_read():
     def listed(*args):
         done = subprocess.run([sys.executable, "-m", "fedlib.cli", "config", *args], capture_output=True, text=True,

@@ -2,8 +2,10 @@
 
     __init__.py     PAPER (title, authors, venue, docs/papers/<paper>.md) and ARTEFACTS (names in report order)
     reference.py    the paper's printed numbers, settings and captions (data only, transcribed exactly)
-    <artefact>.py   one table or figure: PARAMS (its params.yaml keys), configs(settings), build(records, settings),
-                    write(result, settings, out_dir), and the paper's claims checked on the reproduced numbers
+    <artefact>.py   one table or figure: PARAMS (its params.yaml keys), DESC and what its DVC stage needs
+                    (fedlib/reporting/artefact.py), configs(settings), build(records, settings),
+                    write(result, settings, out_dir) ending in report.write_artefact, and the paper's claims checked
+                    on the reproduced numbers
 
 The generic machinery (config builder, tables, figures, claims engine, report headers, params schema, notebook
 steps) is in fedlib/reporting/. The README's "Adding an artefact" section is the recipe.

@@ -7,7 +7,18 @@ An artefact is a module `fedlib/papers/<paper>/<name>.py`; everything else follo
     reports           reports/<paper>/<name>.{md,csv,json,png,svg}
     run cache         runs/<paper>/<name>/<fingerprint>.json
 
-A paper package's `__init__.py` holds `PAPER` (a `Paper`) and `ARTEFACTS`, the artefact names in report order.
+A paper package's `__init__.py` holds `PAPER` (a `Paper`) and `ARTEFACTS`, the artefact names in report order; a
+module of the package that declares DESC but is not (yet) listed there comes after them, by name.
+
+What an artefact needs beyond that, its module declares (module constants; `python -m fedlib.reporting.stages`
+writes its dvc.yaml stage from them):
+
+    DESC            the stage's one-line description
+    FIGURES         suffixes of the figures it writes: ("",) for <name>.png/.svg; none for a table
+    BORROWS         an artefact of the same paper whose run cache it copies shared runs from (dependency on it)
+    SHARES_CACHE    an artefact of the same paper whose run cache it reads as its own (it keeps none)
+    READS_BLOCKS    artefacts of the same paper whose params.yaml blocks it reads too
+    WORKERS         the stage's worker processes when not the `workers` of params.yaml (e.g. 1: in-process)
 """
 from __future__ import annotations
 
@@ -69,9 +80,39 @@ class Artefact:
         return importlib.import_module(f"fedlib.papers.{self.paper}.{self.name}")
 
     @property
+    def desc(self) -> str:
+        return self.module.DESC
+
+    @property
+    def figures(self) -> tuple[str, ...]:
+        return tuple(getattr(self.module, "FIGURES", ()))
+
+    @property
+    def borrows(self) -> str | None:
+        return getattr(self.module, "BORROWS", None)
+
+    @property
+    def shares_cache(self) -> str | None:
+        return getattr(self.module, "SHARES_CACHE", None)
+
+    @property
+    def reads_blocks(self) -> tuple[str, ...]:
+        return tuple(getattr(self.module, "READS_BLOCKS", ()))
+
+    @property
+    def workers(self) -> str:
+        """The stage's `-p workers` value: the module's WORKERS, else params.yaml's `workers`."""
+        return str(getattr(self.module, "WORKERS", "${workers}"))
+
+    @property
+    def run_cache(self) -> Path:
+        """The run cache its stage reads and fills: its own, or the one of the artefact it shares."""
+        return Path("runs") / self.paper / (self.shares_cache or self.name)
+
+    @property
     def order(self) -> int:
-        """Position in the paper's ARTEFACTS (the order of the reports index)."""
-        return list(self.package.ARTEFACTS).index(self.name)
+        """Position among the paper's artefacts (the order of the reports index)."""
+        return [a.name for a in artefacts(self.paper)].index(self.name)
 
 
 def of(module: ModuleType | str) -> Artefact:
@@ -91,6 +132,9 @@ def papers() -> list[str]:
 
 
 def artefacts(paper: str) -> list[Artefact]:
-    """The paper's artefacts in report order."""
+    """The paper's artefacts in report order: its ARTEFACTS, then any other module of the package declaring DESC."""
     pkg = importlib.import_module(f"fedlib.papers.{paper}")
-    return [Artefact(paper, name) for name in pkg.ARTEFACTS]
+    listed = list(pkg.ARTEFACTS)
+    unlisted = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.ispkg and m.name not in listed
+                      and hasattr(importlib.import_module(f"{pkg.__name__}.{m.name}"), "DESC"))
+    return [Artefact(paper, name) for name in listed + unlisted]

@@ -1,8 +1,10 @@
-"""Words for report headers: which dataset stands in for each paper dataset, and the settings an artefact used.
+"""Words for report headers, for all four papers: which dataset stands in for each paper dataset, what a row ran,
+and the settings an artefact used.
 
 `settings_lines` turns a block's `run:` mapping into short phrases ("n = 20 clients", "K = 3 local steps", ...). A
-paper adds its own phrases (e.g. a tracking subset size) through `parts`, a mapping name -> (RunConfig field that
-must be in `run:`, phrase builder), and chooses their order.
+paper adds or rewords phrases through `parts`, a mapping name -> (RunConfig field that must be in `run:`, or None
+for a phrase that is always considered; phrase builder, which may return None to say nothing), and chooses their
+order. `stand_ins` takes the paper's own wording of a row (`text`) and of a row it does not run (`not_run`).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ DATASET_TEXT = {
     "cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "tinyimagenet": "TinyImageNet",
 }
 
-Part = tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, str]], str]]
+Part = tuple[str | None, Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, str]], str | None]]
 
 
 def entry_text(entry: Mapping[str, Any]) -> str:
@@ -25,10 +27,23 @@ def entry_text(entry: Mapping[str, Any]) -> str:
             f"{100 * entry['target_acc']:.0f}%; cap {entry['rounds']} rounds")
 
 
-def stand_ins(settings: Mapping[str, Any], rows: Sequence[str],
-              paper_names: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(paper dataset, what runs here) per row, for the header's stand-in table."""
-    return [(paper_names.get(r, r), entry_text(settings["datasets"][r])) for r in rows]
+def stand_ins(settings: Mapping[str, Any], rows: Sequence[str], paper_names: Mapping[str, str],
+              text: Callable[[Mapping[str, Any]], str] = entry_text, not_run: str | None = None
+              ) -> list[tuple[str, str]]:
+    """(paper dataset, what runs here) per row, for the header's stand-in table: `text` of the row's `datasets`
+    entry; with `not_run`, a row the block does not run says that instead."""
+    out = []
+    for r in rows:
+        run = not_run is None or r in settings["rows"]
+        out.append((paper_names.get(r, r), text(settings["datasets"][r]) if run else not_run))
+    return out
+
+
+def run_label(settings: Mapping[str, Any], row: str) -> str:
+    """What a row actually ran, for evidence lines and captions: 'digits (mlp_small)' (never the paper dataset it
+    stands in for)."""
+    entry = settings["datasets"][row]
+    return f"{entry['dataset']} ({entry.get('model', 'auto')})"
 
 
 def short_stand_ins(settings: Mapping[str, Any], paper_names: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -60,11 +75,19 @@ ORDER = ("n", "S", "K", "B", "alpha", "lr", "server_lr", "wd", "augment", "eval"
 
 
 def settings_lines(settings: Mapping[str, Any], names: Mapping[str, str], skip: Sequence[str] = (),
-                   order: Sequence[str] = ORDER, parts: Mapping[str, Part] | None = None) -> list[str]:
+                   order: Sequence[str] = ORDER, parts: Mapping[str, Part] | None = None,
+                   seeds_label: str = "seed(s)") -> list[str]:
     """Phrases for the settings the block's `run:` sets (in `order`, minus `skip`), then the seeds."""
     table = {**PARTS, **(parts or {})}
     run = settings["run"]
-    out = [table[k][1](run, settings, names) for k in order if k not in skip and table[k][0] in run]
+    out = []
+    for key in order:
+        field, phrase = table[key]
+        if key in skip or (field is not None and field not in run):
+            continue
+        text = phrase(run, settings, names)
+        if text:
+            out.append(text)
     seeds = settings["seeds"]
-    out.append(f"{len(seeds)} seed(s): {' '.join(str(s) for s in seeds)}")
+    out.append(f"{len(seeds)} {seeds_label}: {' '.join(str(s) for s in seeds)}")
     return out

@@ -34,6 +34,7 @@ import pandas as pd
 
 from fedlib.reporting import artefact as A
 from fedlib.reporting import profiles, staged
+from fedlib.reporting.report import CLAIMS_HEADING
 
 #: the parameters every artefact notebook takes (papermill `-p name value` / `-y 'name: value'`)
 PARAMETERS: dict[str, type | tuple[type, ...]] = {
@@ -107,8 +108,6 @@ class Notebook:
 
         display(Markdown(CLAIMS_HEADING + "\n\n" + claims_markdown(result["claims"])))
 
-
-CLAIMS_HEADING = "## Claims checked on the reproduced numbers"
 
 
 def borrow_runs(configs: list[dict], cache_dir: str | Path, source: str) -> int:

@@ -285,3 +285,46 @@ def write_meta(out_dir: str | Path, art, settings: Mapping[str, Any], *, title: 
         meta["files"] = [*meta["files"], name]
         meta["seed_table"] = name
     return write_json(Path(out_dir) / f"{art.name}.json", meta)
+
+
+#: the heading above an artefact page's claims; the notebook shows the page above it and the claims below
+CLAIMS_HEADING = "## Claims checked on the reproduced numbers"
+
+
+def write_artefact(module: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str, paper_source: str,
+                   text: str, claims: Sequence[Any] | None, csv, numbers: Mapping[str, Any],
+                   stand_ins: Sequence[tuple[str, str]],
+                   figures: Mapping[str, tuple[Any, str | None]] | None = None) -> list[Path]:
+    """Write an artefact's files into `out_dir`, named after its module `fedlib.papers.<paper>.<name>` (`__name__`):
+
+    * `<name><suffix>.png/.svg` for each of `figures` ({suffix: (figure, caption)}, "" for `<name>.png`; the first
+      is the index's thumbnail; each figure is closed once saved),
+    * `<name>.csv` from the frame `csv` (no index column),
+    * `<name>.md`: `text`, then CLAIMS_HEADING and the claims (no claims section when `claims` is None),
+    * `<name>.json` (+ `<name>_seeds.csv`): `write_meta` with `numbers` and the index's `stand_ins`.
+
+    Returns the paths written (figures, csv, md, json: the order the staged write publishes them in)."""
+    import matplotlib.pyplot as plt
+
+    from fedlib.reporting import artefact as A
+    from fedlib.reporting.claims import claims_markdown
+    from fedlib.reporting.figures import save_figure
+
+    art = A.of(module)
+    if tuple(figures or {}) != art.figures:
+        raise ValueError(f"{module} writes figures {tuple(figures or {})} but declares FIGURES = {art.figures} (the "
+                         "outs of its dvc stage)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    pictures = []
+    for suffix, (fig, caption) in (figures or {}).items():
+        pictures += save_figure(fig, out / f"{art.name}{suffix}", caption)
+        plt.close(fig)
+    csv.to_csv(out / f"{art.name}.csv", index=False)
+    page = text if claims is None else text + CLAIMS_HEADING + "\n\n" + claims_markdown(claims)
+    md = write_text(out / f"{art.name}.md", page)
+    paths = [*pictures, out / f"{art.name}.csv", md]
+    paths.append(write_meta(out, art, settings, title=title, paper_source=paper_source, claims=claims or [],
+                            files=[md.name, *(p.name for p in paths[:-1])],
+                            thumbnail=pictures[0].name if pictures else None, numbers=numbers, stand_ins=stand_ins))
+    return paths

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -12,7 +11,6 @@ import pandas as pd
 from fedlib.metrics import comm_at_round, rounds_to_target
 from fedlib.papers.fadamgt import PAPER
 from fedlib.papers.fadamgt import reference as P
-from fedlib.reporting import artefact as A
 from fedlib.reporting import claims as C
 from fedlib.reporting import describe as D
 from fedlib.reporting import report as R
@@ -70,10 +68,7 @@ def stand_ins(settings: Mapping[str, Any], rows: Sequence[str], paper_names: Map
     return out
 
 
-def run_label(settings: Mapping[str, Any], row: str) -> str:
-    """The data a row actually ran, for evidence lines: 'digits (mlp)' (never the paper dataset it stands in for)."""
-    entry = settings["datasets"][row]
-    return f"{entry['dataset']} ({entry.get('model', 'auto')})"
+run_label = D.run_label     # the data a row actually ran, for evidence lines: 'digits (mlp)' (not the paper's)
 
 
 def setting_label(settings: Mapping[str, Any], row: str, level: float | None = None, **swept) -> str:
@@ -234,9 +229,6 @@ def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]]
     return R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes, doc)
 
 
-def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str,
-               paper_source: str, claims: list[C.Claim], files: list[str], thumbnail: str | None,
-               numbers: Mapping[str, Any], paper_names: Mapping[str, str] = P.DATASETS) -> Path:
-    return R.write_meta(out_dir, A.of(module_name), settings, title=title, paper_source=paper_source,
-                        claims=claims, files=files, thumbnail=thumbnail, numbers=numbers,
-                        stand_ins=D.short_stand_ins(settings, paper_names))
+def short_stand_ins(settings: Mapping[str, Any], paper_names: Mapping[str, str] = P.DATASETS) -> list[tuple[str, str]]:
+    """The reports index's stand-ins: (paper dataset, 'dataset (model)') per row run."""
+    return D.short_stand_ins(settings, paper_names)

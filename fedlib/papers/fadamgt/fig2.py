@@ -23,8 +23,8 @@ from fedlib.papers.fadamgt.common import (
     setting_label,
     settings_lines,
     settings_table,
+    short_stand_ins,
     stand_ins,
-    write_meta,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -35,6 +35,8 @@ from fedlib.reporting.tables import markdown_table, round_floats
 
 TITLE = "Figure 2 — accuracy vs rounds and vs communication for several K"
 SOURCE = "Figure 2 (§6.2)"
+DESC = "FAdamGT paper, Figure 2: accuracy vs rounds and vs communication for several K"
+FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds")),
           "local_steps_grid": schema.Key(schema.integers(), doc="the K values, one panel row each")}
 
@@ -212,16 +214,10 @@ def caption(result: dict, settings: Mapping[str, Any]) -> str:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     row = settings["rows"][0]
     stand = [(p, u.replace("; cap ", "; ") + " per run, no early stop") for p, u in stand_ins(settings, [row])]
     cap = caption(result, settings)
     fig = plot(result, settings)
-    paths = F.save_figure(fig, out / "fig2", cap)
-    import matplotlib.pyplot as plt
-    plt.close(fig)
-    result["curves"].to_csv(out / "fig2.csv", index=False)
-    paths.append(out / "fig2.csv")
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     text = header(TITLE, settings, stand,
                   [f"K ∈ {settings['local_steps_grid']} (the paper does not list its K values, A19)"]
@@ -243,10 +239,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += ("### Accuracy summary (mean over seeds)\n\n" + markdown_table(round_floats(table, 1)) + "\n\n"
              "'curve at the last round': the change of the seed-mean accuracy over the last 10% of the rounds "
              "(flat: within 1 pp; docs/claims.md, rule 6).\n\n")
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / "fig2.md", text))
     numbers = {f"K{r['K']}/{r['method']}/acc_final": r["acc. last 10% of rounds (%)"] for _, r in table.iterrows()}
-    paths.append(write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                            files=["fig2.md", "fig2.png", "fig2.svg", "fig2.csv"], thumbnail="fig2.png",
-                            numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=result["curves"], numbers=numbers,
+                            stand_ins=short_stand_ins(settings), figures={"": (fig, cap)})

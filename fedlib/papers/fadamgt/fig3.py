@@ -25,14 +25,13 @@ from fedlib.papers.fadamgt.common import (
     setting_label,
     settings_lines,
     settings_table,
+    short_stand_ins,
     stand_ins,
     step,
     stop_entry,
     with_sensitivity,
-    write_meta,
 )
 from fedlib.reporting import claims as C
-from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
 from fedlib.reporting.grid import run_configs
@@ -40,6 +39,8 @@ from fedlib.reporting.tables import aggregate_costs, cost_table, lookup, markdow
 
 TITLE = "Figure 3 — cost to target vs Dirichlet α (Adam-based methods)"
 SOURCE = "Figure 3 (§6.2)"
+DESC = "FAdamGT paper, Figure 3: rounds and communication to target vs Dirichlet alpha"
+FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds")), **TARGET_KEYS,
           "alpha_grid": schema.Key(schema.numbers(), doc="Dirichlet α values (x axis)")}
 BORROWS = "table1"          # α = 0.1 with Table 1's run block is Table 1's CIFAR-100 row
@@ -157,7 +158,6 @@ def claims(agg: pd.DataFrame, alphas: Sequence[float], algs: Sequence[str], sett
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     row = settings["rows"][0]
     entry = settings["datasets"][row]
     stand = stand_ins(settings, [row])
@@ -175,12 +175,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                "target, its run counted at the cap). "
                + ("Cells drawn at the same value: " + "; ".join(same) + "." if same else
                   "No two methods' cells are drawn at the same value."))
-    paths = F.save_figure(fig, out / "fig3", caption)
-    import matplotlib.pyplot as plt
-    plt.close(fig)
     table = cost_table(result["agg"], "alpha", "alpha", result["order"])
-    table.to_csv(out / "fig3.csv", index=False)
-    paths.append(out / "fig3.csv")
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     if BORROWS and min(alphas) == 0.1:
         notes.append(f"The α = 0.1 runs are the {P.DATASETS.get(row, row)} row of Table 1 (the same configurations: "
@@ -196,11 +191,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += "![Figure 3](fig3.png)\n\n" + f"*{caption}* Paper caption: \"{P.FIG3_CAPTION}\"\n\n"
     text += ("### Cost to target\n\n" + markdown_table(table[["alpha", "method", "rounds to target",
                                                               "comm. to target"]]) + "\n\n")
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / "fig3.md", text))
     numbers = {f"alpha{r['alpha']:g}/{r['method']}/{m}": r[f"{m}_mean"] for _, r in result["agg"].iterrows()
                for m in ("rounds", "comm")}
-    paths.append(write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                            files=["fig3.md", "fig3.png", "fig3.svg", "fig3.csv"], thumbnail="fig3.png",
-                            numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=table, numbers=numbers,
+                            stand_ins=short_stand_ins(settings), figures={"": (fig, caption)})

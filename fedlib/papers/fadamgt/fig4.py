@@ -27,14 +27,13 @@ from fedlib.papers.fadamgt.common import (
     setting_label,
     settings_lines,
     settings_table,
+    short_stand_ins,
     stand_ins,
     step,
     stop_entry,
     with_sensitivity,
-    write_meta,
 )
 from fedlib.reporting import claims as C
-from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
 from fedlib.reporting.grid import run_configs
@@ -42,6 +41,8 @@ from fedlib.reporting.tables import aggregate_costs, cost_table, markdown_table
 
 TITLE = "Figure 4 — cost to target vs tracking subset size Y (S = {S})"
 SOURCE = "Figure 4 (§6.2)"
+DESC = "FAdamGT paper, Figure 4: rounds and communication to target vs tracking subset size Y"
+FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds")), **TARGET_KEYS,
           "tracking_grid": schema.Key(schema.integers(), doc="the Y values (x axis)"),
           "baseline": schema.Key(schema.algorithm(list(NAMES)), required=False,
@@ -131,7 +132,6 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str], 
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     rows = settings["rows"]
     stand = stand_ins(settings, rows)
     run = settings["run"]
@@ -151,14 +151,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                  "lower bound; hollow markers = lower bounds (some seed missed the target, its run counted at the "
                  "cap). " + ("Cells drawn at the same value: " + "; ".join(same) + "." if same else
                              "No two methods' cells are drawn at the same value."))
-    paths = F.save_figure(fig, out / "fig4", caption)
-    import matplotlib.pyplot as plt
-    plt.close(fig)
     agg = result["agg"].copy()
     agg["tracking_size"] = agg["tracking_size"].astype("Int64")
     table = cost_table(agg, "tracking_size", "Y", result["order"] + [result["baseline"]], row_key="row")
-    table.to_csv(out / "fig4.csv", index=False)
-    paths.append(out / "fig4.csv")
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     if settings["profile"] != "paper" and S != 50:
         notes.insert(0, f"Scaled down: the paper uses S = 50 of n = 100 clients and Y from 1 to 50; this run uses "
@@ -180,13 +175,10 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     t["row"] = [P.DATASETS.get(r, r) for r in t["row"]]
     t["Y"] = ["—" if pd.isna(y) else str(y) for y in t["Y"]]
     text += "### Cost to target\n\n" + markdown_table(t.rename(columns={"row": "paper dataset"})) + "\n\n"
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / "fig4.md", text))
     numbers = {}
     for _, r in result["agg"].iterrows():
         y = "base" if pd.isna(r["tracking_size"]) else f"Y{int(r['tracking_size'])}"
         numbers[f"{r['row']}/{y}/{r['method']}/rounds"] = r["rounds_mean"]
-    paths.append(write_meta(__name__, out, settings, title=title, paper_source=SOURCE, claims=result["claims"],
-                            files=["fig4.md", "fig4.png", "fig4.svg", "fig4.csv"], thumbnail="fig4.png",
-                            numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=title, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=table, numbers=numbers,
+                            stand_ins=short_stand_ins(settings), figures={"": (fig, caption)})

@@ -25,11 +25,11 @@ from fedlib.papers.fadamgt.common import (
     setting_label,
     settings_lines,
     settings_table,
+    short_stand_ins,
     stand_ins,
     step,
     stop_entry,
     with_sensitivity,
-    write_meta,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
@@ -39,6 +39,7 @@ from fedlib.reporting.tables import aggregate_costs, lookup, markdown_table, rou
 
 TITLE = "Table 1 — rounds and communication to target accuracy"
 SOURCE = "Table 1 (§6.1–6.2)"
+DESC = "FAdamGT paper, Table 1: rounds and communication to target accuracy, all methods x datasets x seeds"
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds")), **TARGET_KEYS}
 
 QUOTE_GT = ("Our method, FAdamGT, consistently outperforms all baseline algorithms both when we evaluate performance "
@@ -186,7 +187,6 @@ def markdown_tables(csv: pd.DataFrame, algs: Sequence[str]) -> str:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     stand = stand_ins(settings, settings["rows"])
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     text = header(TITLE, settings, stand, settings_lines(settings), notes)
@@ -202,12 +202,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                 f"± {100 * dx:g} pp from the same curves (the 'target sensitivity' line of each claim)." if dx
                 else "") + "\n\n")
     text += "Paper notes: " + " ".join(P.TABLE1_NOTES) + "\n\n"
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths = [R.write_text(out / "table1.md", text)]
-    result["csv"].to_csv(out / "table1.csv", index=False)
-    paths.append(out / "table1.csv")
     numbers = {f"{r['row']}/{r['algorithm']}/{m}": r[f"{m}_mean"] for _, r in result["agg"].iterrows()
                for m in ("rounds", "comm")}
-    paths.append(write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                            files=["table1.md", "table1.csv"], thumbnail=None, numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=result["csv"], numbers=numbers,
+                            stand_ins=short_stand_ins(settings))

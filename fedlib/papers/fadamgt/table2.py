@@ -25,11 +25,11 @@ from fedlib.papers.fadamgt.common import (
     setting_label,
     settings_lines,
     settings_table,
+    short_stand_ins,
     stand_ins,
     step,
     stop_entry,
     with_sensitivity,
-    write_meta,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
@@ -39,6 +39,7 @@ from fedlib.reporting.tables import aggregate_costs, lookup, markdown_table, rou
 
 TITLE = "Table 2 — FedIT (GPT-2 + LoRA): rounds to target accuracy"
 SOURCE = "Table 2 (§6.3) with Table C.1"
+DESC = "FAdamGT paper, Table 2: FedIT (GPT-2 + LoRA) rounds to target, FedIT-Adam/AdamET/AdamGT x seeds"
 NAMES = P.FEDIT_NAMES
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds", "lr", "server_lr")),
           **TARGET_KEYS}
@@ -151,7 +152,6 @@ def markdown_rows(csv: pd.DataFrame, algs: Sequence[str]) -> str:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     stand = stand_ins(settings, settings["rows"], P.PEFT_DATASETS)
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     lines = settings_lines(settings, skip=("lr", "server_lr", "lada"))
@@ -174,12 +174,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
         text += markdown_table(pd.DataFrame([{**s, "share": f"{100 * s['share']:.2f}%"} for s in result["state"]]))
         text += "\n\n"
     text += "Paper notes: " + " ".join(P.TABLE2_NOTES) + "\n\n"
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths = [R.write_text(out / "table2.md", text)]
-    result["csv"].to_csv(out / "table2.csv", index=False)
-    paths.append(out / "table2.csv")
     numbers = {f"{r['row']}/{r['algorithm']}/rounds": r["rounds_mean"] for _, r in result["agg"].iterrows()}
-    paths.append(write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                            files=["table2.md", "table2.csv"], thumbnail=None, numbers=numbers,
-                            paper_names=P.PEFT_DATASETS))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=result["csv"], numbers=numbers,
+                            stand_ins=short_stand_ins(settings, P.PEFT_DATASETS))

@@ -14,13 +14,23 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.fadamgt import reference as P
-from fedlib.papers.fadamgt.common import LORA_DOC, header, settings_lines, settings_table, stand_ins, step, write_meta
+from fedlib.papers.fadamgt.common import (
+    LORA_DOC,
+    header,
+    settings_lines,
+    settings_table,
+    short_stand_ins,
+    stand_ins,
+    step,
+)
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
 from fedlib.reporting.tables import markdown_table
 
 TITLE = "Table C.1 — PEFT learning rates, targets and the model settings used"
 SOURCE = "Appendix C, Table C.1 (and §6.3)"
+DESC = "FAdamGT paper, Table C.1: PEFT learning rates, targets and model/LoRA settings used (no runs)"
+READS_BLOCKS = ("table2",)   # tabulates the settings of Table 2's params.yaml block
 PARAMS = {"settings_of": schema.Key(schema.scalar(str), doc="the params section (same profile) whose runs are "
                                                             "tabulated: fadamgt_table2")}
 
@@ -99,7 +109,6 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     settings = result["settings"]
     stand = stand_ins(settings, settings["rows"], P.PEFT_DATASETS)
     text = header(TITLE, settings, stand, settings_lines(settings, skip=("lr", "server_lr", "lada")),
@@ -116,12 +125,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "client stores. `lora_over_frozen_pct` is the LoRA share of the frozen base; computed here for GPT-2 "
              f"small with r = 16 on the four projections (meta device, no download): "
              f"{100 * result['gpt2_small_share']:.3f}% (r = 64 on c_attn alone has the same count).\n")
-    paths = [R.write_text(out / "table_c1.md", text)]
-    result["csv"].to_csv(out / "table_c1.csv", index=False)
-    paths.append(out / "table_c1.csv")
     numbers = {f"{r['paper_dataset']}/lora_over_frozen_pct": r["lora_over_frozen_pct"]
                for _, r in result["models"].iterrows()}
-    paths.append(write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=[],
-                            files=["table_c1.md", "table_c1.csv"], thumbnail=None, numbers=numbers,
-                            paper_names=P.PEFT_DATASETS))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=None, csv=result["csv"], numbers=numbers,
+                            stand_ins=short_stand_ins(settings, P.PEFT_DATASETS))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,9 +16,9 @@ import pandas as pd
 
 from fedlib.papers.fafed import PAPER
 from fedlib.papers.fafed import reference as P
-from fedlib.reporting import artefact as A
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence as CV
+from fedlib.reporting import describe as D
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
 
@@ -264,27 +263,18 @@ def moving_note(cells: Mapping[str, tuple[str, float]], what: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- reports
 def stand_ins(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return [(P.DATASETS.get(r, r), f"{e['dataset']} (model {e.get('model', 'auto')}, {e['rounds']} rounds)")
-            for r, e in settings["datasets"].items() if r in settings["rows"]]
+    rows = [r for r in settings["datasets"] if r in settings["rows"]]
+    return D.stand_ins(settings, rows, P.DATASETS,
+                       lambda e: f"{e['dataset']} (model {e.get('model', 'auto')}, {e['rounds']} rounds)")
 
 
-def data_label(settings: Mapping[str, Any], row: str) -> str:
-    """What ran for `row`, as evidence lines name it (e.g. 'digits (mlp_small)')."""
-    e = settings["datasets"][row]
-    return f"{e['dataset']} ({e.get('model', 'auto')})"
+data_label = D.run_label        # what ran for a row, as evidence lines name it (e.g. 'digits (mlp_small)')
 
 
 def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]], lines: list[str],
            notes: Sequence[str] = ()) -> str:
     text = R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes)
     return text.replace(R.SCALE_TEXT[settings["profile"]], SCALE_TEXT[settings["profile"]], 1)
-
-
-def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str,
-               paper_source: str, claims: list[C.Claim], files: list[str], thumbnail: str | None,
-               numbers: Mapping[str, Any], stand: Sequence[tuple[str, str]] = ()) -> Path:
-    return R.write_meta(out_dir, A.of(module_name), settings, title=title, paper_source=paper_source,
-                        claims=claims, files=files, thumbnail=thumbnail, numbers=numbers, stand_ins=stand)
 
 
 def loss_panel(ax, frame: pd.DataFrame, order: Sequence[str], y: str = "train_loss", legend: bool = True) -> None:

@@ -24,6 +24,8 @@ from fedlib.reporting.tables import markdown_table
 
 TITLE = "Figure 1 — language modelling: training loss and perplexity vs rounds"
 SOURCE = "Figure 1 (§Language modeling task)"
+DESC = "FAFED paper, Figure 1: language modelling, training loss and perplexity vs rounds"
+FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(list(P.METHODS)), "server_lr": K.SERVER_LR}
 
 
@@ -144,7 +146,6 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
 
     from fedlib.reporting import figures as F
 
-    out = Path(out_dir)
     run, row = settings["run"], settings["rows"][0]
     entry = settings["datasets"][row]
     F.setup_style()
@@ -163,11 +164,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                   + "; ".join(K.coincide(result["frame"], result["order"])) + "."
                   if K.coincide(result["frame"], result["order"])
                   else "No two methods' mean curves lie within 5 % of each other at every round."))
-    paths = F.save_figure(fig, out / "fig1", caption)
-    plt.close(fig)
     tab = table(result["runs"], result["order"], result.get("convergence"))
-    tab.to_csv(out / "fig1.csv", index=False)
-    paths.append(out / "fig1.csv")
     lrs = settings.get("lr") or {}
     lines = [f"N = {run['n_clients']} workers (all every round), b = {run['batch_size']} columns, BPTT "
              f"{run.get('bptt', 35)}, q = {run['local_steps']} local steps, gradient clipping {run.get('clip_norm')}",
@@ -188,12 +185,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "right |\n\n")
     text += "![Figure 1](fig1.png)\n\n" + f"*{caption}* Paper caption: \"{P.FIG1_CAPTION}\"\n\n"
     text += "### At the last rounds\n\n" + markdown_table(tab) + "\n\n"
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / "fig1.md", text))
     runs = result["runs"]
     numbers = {f"{m}/final_loss": float(np.mean(runs.loc[runs['method'] == m, 'final_loss']))
                for m in result["order"]}
-    paths.append(K.write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                              files=["fig1.md", "fig1.png", "fig1.svg", "fig1.csv"], thumbnail="fig1.png",
-                              numbers=numbers, stand=[(P.DATASETS.get(row, row), K.data_label(settings, row))]))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=tab, numbers=numbers, figures={"": (fig, caption)},
+                            stand_ins=[(P.DATASETS.get(row, row), K.data_label(settings, row))])

@@ -26,8 +26,11 @@ from fedlib.reporting.tables import markdown_table
 
 TITLE = "Figure 2 (+ supplementary) — training loss vs rounds, low / moderate / high heterogeneity"
 SOURCE = "Figure 2 (§Image Classification Tasks) and the supplementary figures"
+DESC = "FAFED paper, Figure 2 and the supplementary figures: training loss vs rounds, three heterogeneity levels"
 PARAMS = K.IMAGE_PARAMS
-FILES = {"low": "fig2", "moderate": "fig2_moderate", "high": "fig2_high"}
+SUFFIX = {"low": "", "moderate": "_moderate", "high": "_high"}     # the figure of each level: fig2<suffix>.png
+FILES = {level: f"fig2{suffix}" for level, suffix in SUFFIX.items()}
+FIGURES = tuple(SUFFIX.values())     # the outs of its dvc stage
 FINAL = f"training loss, mean of the last {K.TAIL} rounds"
 RISE = "early fluctuation (Σ of upward moves of the loss, first half of the rounds)"
 
@@ -233,21 +236,12 @@ def settings_rows(settings: Mapping[str, Any], datasets: Sequence[str] = P.FIG2_
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    from fedlib.reporting import figures as F
-
-    out = Path(out_dir)
-    run, paths = settings["run"], []
-    captions = {}
+    run = settings["run"]
+    captions, figures = {}, {}
     for level in P.SETTINGS:
         captions[level] = caption(result, settings, level)
-        fig = figure(result["frame"], result["order"], settings, level)
-        paths += F.save_figure(fig, out / FILES[level], captions[level])
-        plt.close(fig)
+        figures[SUFFIX[level]] = (figure(result["frame"], result["order"], settings, level), captions[level])
     tab = table(result["runs"], result["order"], settings, result.get("convergence"))
-    tab.to_csv(out / "fig2.csv", index=False)
-    paths.append(out / "fig2.csv")
     lines = [f"N = {run['n_clients']} workers, all every round",
              f"{len(distinct_data(settings))} distinct dataset(s) ran: {', '.join(distinct_data(settings))}",
              f"{len(settings['seeds'])} seeds: {settings['seeds']}; the hyperparameters per setting are in the table "
@@ -267,14 +261,10 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
         text += (f"### {level.capitalize()} heterogeneity\n\n![{level}]({FILES[level]}.png)\n\n"
                  f"*{captions[level]}*\n\n")
     text += "### At the last rounds\n\n" + markdown_table(tab) + "\n\n"
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / "fig2.md", text))
     runs = result["runs"]
     numbers = {f"{r}/{lv}/{m}/final_loss": float(np.mean(list(K.by_seed(runs, "final_loss", row=r, level=lv,
                                                                         method=m).values())))
                for r in settings["rows"] for lv in P.SETTINGS for m in result["order"]}
-    files = [f"{FILES[lv]}.{ext}" for lv in P.SETTINGS for ext in ("png", "svg")]
-    paths.append(K.write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                              files=["fig2.md", *files, "fig2.csv"], thumbnail="fig2.png", numbers=numbers,
-                              stand=[(P.DATASETS.get(r, r), K.data_label(settings, r)) for r in settings["rows"]]))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=tab, numbers=numbers, figures=figures,
+                            stand_ins=[(P.DATASETS.get(r, r), K.data_label(settings, r)) for r in settings["rows"]])

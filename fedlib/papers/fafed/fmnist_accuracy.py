@@ -27,6 +27,8 @@ from fedlib.reporting.tables import markdown_table
 
 TITLE = "Fashion-MNIST test accuracy across heterogeneity settings (supplementary table)"
 SOURCE = "§Image Classification Tasks, test-accuracy tables (supplementary material)"
+DESC = "FAFED paper, Fashion-MNIST test accuracy across heterogeneity levels (reads Figure 2's runs)"
+SHARES_CACHE = "fig2"        # its runs are Figure 2's: it reads the fafed_fig2 run cache, keeps none of its own
 PARAMS = K.IMAGE_PARAMS
 MEASURES = {"local": ("local_test_acc", "local models on their own test shards (the authors' code; the claims' "
                                         "measure)"),
@@ -153,10 +155,7 @@ def settings_rows(settings: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     tab = table(result["acc"], result["order"], settings, result.get("convergence"))
-    out.mkdir(parents=True, exist_ok=True)
-    tab.to_csv(out / "fmnist_accuracy.csv", index=False)
     run = settings["run"]
     lines = [f"N = {run['n_clients']} workers; accuracies after the last round "
              f"({settings['datasets'][settings['rows'][0]]['rounds']} rounds, the same for every method)",
@@ -177,8 +176,6 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              f"{run.get('eval_every')} rounds) still moves by more than 1 point over the last 10 % of rounds says so."
              "\n\n")
     text += markdown_table(tab) + "\n\n"
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths = [out / "fmnist_accuracy.csv", R.write_text(out / "fmnist_accuracy.md", text)]
     acc = result["acc"]
 
     def mean(r, lv, m, meas):
@@ -187,8 +184,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
 
     numbers = {f"{lv}/{m}/{meas}": mean(r, lv, m, meas)
                for r in settings["rows"] for lv in P.SETTINGS for m in result["order"] for meas in MEASURES}
-    paths.append(K.write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                              files=["fmnist_accuracy.md", "fmnist_accuracy.csv"], thumbnail=None, numbers=numbers,
-                              stand=[(P.DATASETS.get(r, r), f"{K.data_label(settings, r)} — Figure 2's runs")
-                                     for r in settings["rows"]]))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=tab, numbers=numbers,
+                            stand_ins=[(P.DATASETS.get(r, r), f"{K.data_label(settings, r)} — Figure 2's runs")
+                                       for r in settings["rows"]])

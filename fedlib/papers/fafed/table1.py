@@ -21,6 +21,9 @@ from fedlib.reporting.tables import markdown_table
 
 TITLE = "Table 1 — complexity of FedAvg and adaptive FL methods (the paper's table) and measured payloads"
 SOURCE = "Table 1 (§Related work)"
+DESC = ("FAFED paper, Table 1: the complexity table (transcribed) and the measured per-round payloads (runs "
+        "of well under a second: in-process, workers 1)")
+WORKERS = 1                  # its stage runs in-process (runs of well under a second)
 PARAMS = {
     "algorithms": schema.Key(schema.listed(schema.algorithm()), doc="methods whose per-round payload is measured"),
     "seeds": schema.Key(schema.integers(), doc="seed of the two-round measuring runs"),
@@ -118,10 +121,7 @@ def settings_rows(settings: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     t1 = result["table1"]
-    out.mkdir(parents=True, exist_ok=True)
-    t1.to_csv(out / "table1.csv", index=False)
     run = settings["run"]
     text = K.header(TITLE, settings, [("— (the paper's own table)", f"payloads measured on {run['dataset']} "
                                        f"({run.get('model', 'auto')}), 2 rounds")],
@@ -139,10 +139,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += ("### Per-round payload, measured\n\nd-vectors a worker exchanges in one round (round 2; round 1 "
              "also carries the initial m̄_0, v̄_0 of STEM/FAFED), from the engine's bit accounting.\n\n"
              + markdown_table(pay) + "\n\n")
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths = [out / "table1.csv", R.write_text(out / "table1.md", text)]
     numbers = {f"{r['method']}/up_vectors": r["up per round (d-vectors)"] for _, r in result["payloads"].iterrows()}
-    paths.append(K.write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                              files=["table1.md", "table1.csv"], thumbnail=None, numbers=numbers,
-                              stand=[("— (the paper's table)", f"{run['dataset']} for the payload count")]))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=t1, numbers=numbers,
+                            stand_ins=[("— (the paper's table)", f"{run['dataset']} for the payload count")])

@@ -29,6 +29,9 @@ from fedlib.trajectory import trajectory
 
 TITLE = "Theorem 1 — Algorithm 1 diverges on the paper's example, FAFED does not"
 SOURCE = "Theorem 1 and its example (§Divergence of Local Adaptive Federated Learning)"
+DESC = "FAFED paper, Theorem 1: Algorithm 1 diverges on the paper's example, FAFED converges (in-process runs)"
+WORKERS = 1                  # its stage runs in-process (runs of well under a second)
+FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {
     "pairs": schema.Key(schema.listed(schema.numbers()), doc="[[η, β], ...] for both algorithms"),
     "steps": schema.Key(schema.scalar(int), doc="local steps T of every trajectory"),
@@ -293,11 +296,6 @@ def settings_rows(settings: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    from fedlib.reporting import figures as F
-
-    out = Path(out_dir)
     qs = ", ".join(str(q) for q in settings["qs"])
     caption = (f"{settings['profile']} scale (exact: the paper's own problem). From x_0 = 10 (dotted line), rows "
                f"q = {qs}: left, Algorithm 1's average x̄_t moves away from the stationary point 0 for every (η, β) "
@@ -306,11 +304,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                "q = 1, approaches 0 (ending in a small oscillation whose size grows with η); right, FedAvg at the "
                "same η (no adaptive step), the control for what q local steps do on these functions.")
     fig = figure(result["curves"], settings)
-    paths = F.save_figure(fig, out / "theorem1", caption)
-    plt.close(fig)
     table = result["table"].copy()
-    table.to_csv(out / "theorem1.csv", index=False)
-    paths.append(out / "theorem1.csv")
     shown = table.drop(columns=["min step of x̄"]).copy()
     for col in shown.columns:
         if col.startswith("x̄") or col in (GRAD, LATE):
@@ -338,13 +332,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "Only the first three are printed in the paper; the rest are the closed form "
              "x̄_T = 10 + (η/3) Σ_{s ≤ T} (1 − β^s)^{−1/2}, which the float64 trajectories match to 1e-9 "
              "(tests/test_fafed_algorithms.py).\n\n" + markdown_table(result["reference"]) + "\n\n")
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / "theorem1.md", text))
     numbers = {f"{r['method']}/eta{r['η']:g}/beta{r['β'] if r['β'] is None else format(r['β'], 'g')}/q{r['q']}"
                f"/xbar_T": r[[c for c in table.columns if c.startswith("x̄_")][-1]] for _, r in table.iterrows()}
     numbers["engine_max_gap"] = result["engine_gap"]
-    paths.append(K.write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                              files=["theorem1.md", "theorem1.png", "theorem1.svg", "theorem1.csv"],
-                              thumbnail="theorem1.png", numbers=numbers,
-                              stand=[("the paper's example", "the same (exact)")]))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=table, numbers=numbers, figures={"": (fig, caption)},
+                            stand_ins=[("the paper's example", "the same (exact)")])

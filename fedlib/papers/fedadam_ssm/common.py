@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,8 +12,6 @@ from fedlib.compress import MBIT
 from fedlib.papers.fedadam_ssm import PAPER
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.budget import onebit_warmup, rounds_for_budget
-from fedlib.reporting import artefact as A
-from fedlib.reporting import claims as C
 from fedlib.reporting import describe as D
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
@@ -176,51 +173,53 @@ def paper_cell(value: float) -> str:
     return f"{value:.1f}" if abs(value * 10 - round(value * 10)) < 1e-9 else f"{value:.2f}"
 
 
-def run_label(settings: Mapping[str, Any], row: str) -> str:
-    """What a row actually ran, for evidence lines: 'digits (mlp_small)'."""
-    entry = settings["datasets"][row]
-    return f"{entry['dataset']} ({entry.get('model', 'auto')})"
+run_label = D.run_label          # what a row actually ran, for evidence lines: 'digits (mlp_small)'
 
 
 def stand_ins(settings: Mapping[str, Any], rows: Sequence[str], extra: str = "") -> list[tuple[str, str]]:
-    out = []
-    for r in rows:
-        e = settings["datasets"][r]
-        ds = e["dataset"]
-        out.append((P.TASK_NAMES.get(r, r), f"{ds} — {D.DATASET_TEXT.get(ds, ds)}; model {e.get('model', 'auto')}"
-                    + extra))
-    return out
+    return D.stand_ins(settings, rows, P.TASK_NAMES, lambda e: (
+        f"{e['dataset']} — {D.DATASET_TEXT.get(e['dataset'], e['dataset'])}; model {e.get('model', 'auto')}" + extra))
+
+
+def _devices(run, settings, names) -> str:
+    full = run.get("clients_per_round") == run["n_clients"]
+    return f"N = {run['n_clients']} devices" + (", all in every round" if full else
+                                                 f", {run.get('clients_per_round')} per round")
+
+
+def _lrs(run, settings, names) -> str | None:
+    lrs = sorted({v for a, v in (settings.get("lr") or {}).items() if a in settings["algorithms"] and v is not None})
+    return "η = " + ", ".join(f"{v:g}" for v in lrs) if lrs else None
+
+
+def _ratios(run, settings, names) -> str:
+    hp = settings.get("hparams") or {}
+    ratios = sorted({h["keep_ratio"] for h in hp.values() if isinstance(h, Mapping) and "keep_ratio" in h})
+    return "α = k/d = " + (", ".join(f"{r:g}" for r in ratios) if ratios else "0.05 (default)")
+
+
+def _partition(run, settings, names) -> str:
+    return "partition " + run["partition"] + (f" θ = {run['alpha']}" if run["partition"].startswith("dirichlet")
+                                               else "")
+
+
+#: the paper's symbols (N, L, η, α, β, ε), in order: describe.settings_lines
+PARTS: dict[str, D.Part] = {
+    "N": ("n_clients", _devices),
+    "L": ("local_steps", lambda run, s, names: f"L = {run['local_steps']} local Adam steps per round"),
+    "B": ("batch_size", lambda run, s, names: f"batch {run['batch_size']}"),
+    "lr": (None, _lrs),
+    "adam": ("beta2", lambda run, s, names: f"β1 = {run.get('beta1', 0.9)}, β2 = {run['beta2']}, "
+                                           f"ε = {run.get('eps'):g} (inside the root)"),
+    "alpha": (None, _ratios),
+    "partition": ("partition", _partition),
+    "agg": (None, lambda run, s, names: f"aggregation {run.get('aggregation', 'uniform')} (A3)"),
+}
 
 
 def settings_lines(settings: Mapping[str, Any], skip: Sequence[str] = ()) -> list[str]:
     """Phrases for the shared run settings (the paper's symbols: N, L, η, α, β, ε)."""
-    run, lr = settings["run"], settings.get("lr") or {}
-    hp = settings.get("hparams") or {}
-    out = []
-    if "N" not in skip and "n_clients" in run:
-        full = run.get("clients_per_round") == run["n_clients"]
-        out.append(f"N = {run['n_clients']} devices" + (", all in every round" if full else
-                                                         f", {run.get('clients_per_round')} per round"))
-    if "L" not in skip and "local_steps" in run:
-        out.append(f"L = {run['local_steps']} local Adam steps per round")
-    if "B" not in skip and "batch_size" in run:
-        out.append(f"batch {run['batch_size']}")
-    lrs = sorted({v for a, v in lr.items() if a in settings["algorithms"] and v is not None})
-    if "lr" not in skip and lrs:
-        out.append("η = " + ", ".join(f"{v:g}" for v in lrs))
-    if "adam" not in skip and "beta2" in run:
-        out.append(f"β1 = {run.get('beta1', 0.9)}, β2 = {run['beta2']}, ε = {run.get('eps'):g} (inside the root)")
-    ratios = sorted({h["keep_ratio"] for h in hp.values() if isinstance(h, Mapping) and "keep_ratio" in h})
-    if "alpha" not in skip:
-        out.append("α = k/d = " + (", ".join(f"{r:g}" for r in ratios) if ratios else "0.05 (default)"))
-    if "partition" not in skip and "partition" in run:
-        part = run["partition"] + (f" θ = {run['alpha']}" if run["partition"].startswith("dirichlet") else "")
-        out.append(f"partition {part}")
-    if "agg" not in skip:
-        out.append(f"aggregation {run.get('aggregation', 'uniform')} (A3)")
-    seeds = settings["seeds"]
-    out.append(f"{len(seeds)} seed(s): {' '.join(str(s) for s in seeds)}")
-    return out
+    return D.settings_lines(settings, NAMES, skip, tuple(PARTS), PARTS)
 
 
 NOT_GIVEN = "not given"
@@ -263,9 +262,6 @@ def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]]
     return R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes, PAPER.doc)
 
 
-def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str,
-               paper_source: str, claims: list[C.Claim], files: list[str], thumbnail: str | None,
-               numbers: Mapping[str, Any]) -> Path:
-    short = [(P.TASK_NAMES.get(r, r), run_label(settings, r)) for r in settings["rows"]]
-    return R.write_meta(out_dir, A.of(module_name), settings, title=title, paper_source=paper_source,
-                        claims=claims, files=files, thumbnail=thumbnail, numbers=numbers, stand_ins=short)
+def short_stand_ins(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The reports index's stand-ins: (paper task, 'dataset (model)') per row run."""
+    return [(P.TASK_NAMES.get(r, r), run_label(settings, r)) for r in settings["rows"]]

@@ -25,8 +25,8 @@ from fedlib.papers.fedadam_ssm.common import (
     run_label,
     settings_lines,
     settings_rows,
+    short_stand_ins,
     stand_ins,
-    write_meta,
 )
 from fedlib.papers.fedadam_ssm.theory import Constants, coefficients, min_g_rho_for, prop1_threshold
 from fedlib.papers.fedadam_ssm.updates import VECTORS, measure_updates, summarize_updates
@@ -38,6 +38,8 @@ from fedlib.reporting.tables import markdown_table, round_floats
 
 TITLE = "Figure 1 — magnitudes of the local updates ΔW, ΔM, ΔV"
 SOURCE = "Figure 1 (§VII-B1); Proposition 1 and Remark 3 (§V)"
+DESC = "FedAdam-SSM paper, Figure 1: log-magnitudes of the local updates dW, dM, dV (measured)"
+FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(["fedadam_ssm"], entry_keys=("dataset", "model")),
           "measure_rounds": schema.Key(schema.integers(), doc="rounds whose updates are measured (1-based)"),
           "device": schema.Key(schema.scalar(int), doc="which device's updates are measured")}
@@ -200,21 +202,12 @@ def comparison_table(stats: pd.DataFrame, settings: Mapping[str, Any]) -> pd.Dat
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    from fedlib.reporting import figures as F
-
-    out = Path(out_dir)
     caption = (f"{settings['profile']} scale; {NAMES['fedadam_ssm']} runs, device {settings['device']}, rounds "
                f"{', '.join(map(str, settings['measure_rounds']))}, {len(settings['seeds'])} seed(s) pooled; non-zero "
                "entries of the updates before sparsification; log base 10.")
     fig = plot(result, settings)
-    paths = F.save_figure(fig, out / "fig1", caption)
     mismatch = result.get("mismatched")
-    plt.close(fig)
     stats = result["stats"]
-    round_floats(stats, 4).to_csv(out / "fig1.csv", index=False)
-    paths.append(out / "fig1.csv")
     lines = settings_lines(settings, skip=("alpha",)) + [
         f"measured: device {settings['device']}, rounds {settings['measure_rounds']}"]
     text = header(TITLE, settings, stand_ins(settings, settings["rows"]), lines, [])
@@ -233,12 +226,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += ("The measurement repeats each cached run with the updates tapped; "
              + (f"the repeat did NOT reproduce the cached accuracies for {', '.join(mismatch)}.\n\n" if mismatch else
                 "every repeat reproduced its cached run's test accuracies exactly.\n\n"))
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / "fig1.md", text))
     numbers = {f"{r['row']}/{r['vector']}/median_log10": r["median"] for _, r in
                stats.groupby(["row", "vector"], sort=False)["median"].mean().reset_index().iterrows()}
-    paths.append(write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                            files=["fig1.md", "fig1.png", "fig1.svg", "fig1.csv"], thumbnail="fig1.png",
-                            numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=round_floats(stats, 4), numbers=numbers,
+                            stand_ins=short_stand_ins(settings), figures={"": (fig, caption)})
 

@@ -26,9 +26,9 @@ from fedlib.papers.fedadam_ssm.common import (
     mbit,
     run_label,
     settings_lines,
+    short_stand_ins,
     stand_ins,
     tag,
-    write_meta,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, profiles, schema
@@ -37,6 +37,10 @@ from fedlib.reporting.tables import markdown_table, round_floats
 
 TITLE = "Figure 2 — test accuracy vs cumulative uplink, every algorithm"
 SOURCE = "Figure 2 and the §VII-B2 text"
+DESC = "FedAdam-SSM paper, Figure 2: accuracy vs cumulative uplink (Table I's runs, read from its run cache)"
+FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
+SHARES_CACHE = "table1"      # plots Table I's runs: reads its run cache, keeps none of its own
+READS_BLOCKS = ("table1",)   # ... and its params.yaml block
 PARAMS = {
     "runs_of": schema.Key(schema.one_of(["table1"]), doc="the artefact whose block and runs this figure plots"),
     "log_x": schema.Key(schema.scalar(bool), required=False, doc="log-scale uplink axis (default true)"),
@@ -338,11 +342,6 @@ def plot(result: dict, log_x: bool = True):
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    from fedlib.reporting import figures as F
-
-    out = Path(out_dir)
     block = result["block"]
     log_x = settings.get("log_x", True)
     caption = (f"{settings['profile']} scale; mean ± sd over {len(block['seeds'])} seeds; x: cumulative uplink bits "
@@ -350,10 +349,6 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                "Each run lasts until its uplink budget or round cap (Table I's runs); each method has its own colour, "
                "line style and marker. " + coincidence_text(result))
     fig = plot(result, log_x)
-    paths = F.save_figure(fig, out / "fig2", caption)
-    plt.close(fig)
-    result["curves"].to_csv(out / "fig2.csv", index=False)
-    paths.append(out / "fig2.csv")
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     notes.append(f"This page reads the runs of Table I (`{block['section']}`, profile {block['profile']}; under "
                  "`dvc repro`, Table I's run cache): nothing runs twice. Table I's ablation runs are not plotted.")
@@ -385,12 +380,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "'3.8% ~ 10.9%' while the per-task maximum is 10.7%; vs Fairness-Top '1.1% ~ 2.9%' while the non-IID "
              "VGG-11 entry is 5.9%; vs 1-bit Adam '15.2% ~ 36.5%' and vs Efficient Adam '14.5% ~ 39.6%' while the "
              "per-task minimum is 14.4%). The paper does not say at which uplink the improvements are read (A15).\n\n")
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / "fig2.md", text))
     numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}/improvement_pp": r["improvement_pp"]
                for _, r in result["summary"].iterrows()}
-    paths.append(write_meta(__name__, out, block | {"section": settings["section"], "profile": settings["profile"]},
-                            title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                            files=["fig2.md", "fig2.png", "fig2.svg", "fig2.csv"], thumbnail="fig2.png",
-                            numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=result["curves"], numbers=numbers,
+                            stand_ins=short_stand_ins(block), figures={"": (fig, caption)})

@@ -25,8 +25,8 @@ from fedlib.papers.fedadam_ssm.common import (
     run_label,
     settings_lines,
     settings_rows,
+    short_stand_ins,
     stand_ins,
-    write_meta,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -302,20 +302,11 @@ def sweep_settings(settings: Mapping[str, Any], symbol: str, fmt: str, grid_key:
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path, *, name: str, module: str, title: str,
           source: str, symbol: str, fmt: str, grid_key: str, skip: Sequence[str], about: str,
           paper_value: Any) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    from fedlib.reporting import figures as F
-
-    out = Path(out_dir)
     grid_txt = ", ".join(fmt.format(v) for v in settings[grid_key])
     caption = (f"{settings['profile']} scale; {NAMES[OURS]} for {symbol} ∈ {{{grid_txt}}}; mean ± sd over "
                f"{len(settings['seeds'])} seeds; dotted line: the target used for 'rounds to target'; panels the "
                "block does not run are marked 'not run at this scale'.")
     fig = plot(result, settings, symbol, fmt)
-    paths = F.save_figure(fig, out / name, caption)
-    plt.close(fig)
-    result["curves"].to_csv(out / f"{name}.csv", index=False)
-    paths.append(out / f"{name}.csv")
     lines = [f"{symbol} ∈ {{{grid_txt}}} (the paper does not list its values)"] + settings_lines(settings, skip) + [
         "rounds per run: " + ", ".join(f"{run_label(settings, r)} {settings['datasets'][r]['rounds']}"
                                        for r in settings["rows"])]
@@ -333,11 +324,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path, *, nam
     text += ("### Final accuracy (mean of the last 10% of rounds) per value\n\n" + markdown_table(table) + "\n\n"
              "'Curve at the end': `convergence.status` of the mean curve over its last 10% of rounds "
              "(docs/claims.md rule 6).\n\n")
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / f"{name}.md", text))
     numbers = {f"{r['row']}/{symbol}={r['value']}/final_acc": r["final_acc_mean"]
                for _, r in result["summary"].iterrows()}
-    paths.append(write_meta(module, out, settings, title=title, paper_source=source, claims=result["claims"],
-                            files=[f"{name}.md", f"{name}.png", f"{name}.svg", f"{name}.csv"],
-                            thumbnail=f"{name}.png", numbers=numbers))
-    return paths
+    return R.write_artefact(module, out_dir, settings, title=title, paper_source=source, text=text,
+                            claims=result["claims"], csv=result["curves"], numbers=numbers,
+                            stand_ins=short_stand_ins(settings), figures={"": (fig, caption)})

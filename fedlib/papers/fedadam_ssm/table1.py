@@ -34,10 +34,10 @@ from fedlib.papers.fedadam_ssm.common import (
     run_label,
     settings_lines,
     settings_rows,
+    short_stand_ins,
     stand_ins,
     tag,
     variant,
-    write_meta,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
@@ -45,6 +45,7 @@ from fedlib.reporting.tables import markdown_table, round_floats
 
 TITLE = "Table I — uplink communication to the target accuracy"
 SOURCE = "Table I (§VII-B2)"
+DESC = "FedAdam-SSM paper, Table I: uplink per device to the target accuracy, 8 algorithms x tasks x IID/non-IID"
 PARAMS = comparison_params()
 OURS = "fedadam_ssm"
 SPARSE = ("fedadam_top", "fairness_top", "fedadam_ssm_m", "fedadam_ssm_v")
@@ -382,7 +383,6 @@ def comparison_settings(settings: Mapping[str, Any]) -> list[tuple[str, Any, Any
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     rows = settings["rows"]
     stand = stand_ins(settings, rows)
     lines = settings_lines(settings, skip=("partition",))
@@ -403,12 +403,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += "Paper notes: " + " ".join(PAPER_NOTES) + "\n\n"
     if result.get("ablation"):
         text += ablation.markdown(result["ablation"], settings) + "\n\n"
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths = [R.write_text(out / "table1.md", text)]
-    result["csv"].to_csv(out / "table1.csv", index=False)
-    paths.append(out / "table1.csv")
     numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}{'/' + r['variant'] if r['variant'] else ''}/comm_mbit":
                r["mean"] for _, r in result["agg"].iterrows()}
-    paths.append(write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                            files=["table1.md", "table1.csv"], thumbnail=None, numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=result["csv"], numbers=numbers,
+                            stand_ins=short_stand_ins(settings))

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,11 +10,10 @@ import pandas as pd
 
 from fedlib.papers.fedmim import PAPER
 from fedlib.papers.fedmim import reference as P
-from fedlib.reporting import artefact as A
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
+from fedlib.reporting import describe as D
 from fedlib.reporting import report as R
-from fedlib.reporting.describe import DATASET_TEXT
 
 NAMES = {**P.METHOD_LABELS, "mofedsam": "MoFedSAM"}
 COLOURS = {"fedavg": "#7f7f7f", "fedopt_adam": "#1f77b4", "scaffold": "#bcbd22", "fedcm": "#9467bd",
@@ -149,59 +147,60 @@ def values(frame: pd.DataFrame, column: str, **where) -> list[float]:
 def entry_text(entry: Mapping[str, Any]) -> str:
     ds = entry["dataset"]
     extra = f", batch {entry['batch_size']}" if "batch_size" in entry else ""
-    return f"{ds} — {DATASET_TEXT.get(ds, ds)}; model {entry.get('model', 'auto')}; {entry['rounds']} rounds{extra}"
+    return f"{ds} — {D.DATASET_TEXT.get(ds, ds)}; model {entry.get('model', 'auto')}; {entry['rounds']} rounds{extra}"
 
 
 def stand_ins(settings: Mapping[str, Any], paper_rows: Sequence[str] = P.DATASETS) -> list[tuple[str, str]]:
     """(paper dataset, what runs here) for every paper dataset of the artefact; rows not run say so."""
-    out = []
-    for row in paper_rows:
-        if row in settings["rows"]:
-            out.append((P.DATASET_LABELS[row], entry_text(settings["datasets"][row])))
-        else:
-            out.append((P.DATASET_LABELS[row], f"not run at the {settings['profile']} scale"))
-    return out
+    return D.stand_ins(settings, paper_rows, P.DATASET_LABELS, entry_text,
+                       not_run=f"not run at the {settings['profile']} scale")
 
 
 def short_stand_ins(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return [(P.DATASET_LABELS[r], f"{settings['datasets'][r]['dataset']} ({settings['datasets'][r].get('model')})")
-            for r in settings["rows"]]
+    return D.short_stand_ins(settings, P.DATASET_LABELS)
+
+
+def _local_work(run, settings, names) -> str:
+    return (f"E = {run['local_epochs']:g} local epochs of batch {run.get('batch_size')}"
+            if run.get("local_epochs") is not None else
+            f"K = {run.get('local_steps')} local steps of batch {run.get('batch_size')}")
+
+
+def _server_lr(run, settings, names) -> str:
+    return f"η_g = {run.get('server_lr', 1.0):g}" + "".join(
+        f", {names.get(a, a)} {v:g}" for a, v in (settings.get("server_lr") or {}).items())
+
+
+def _colour(run, settings, names) -> str:
+    s = run.get("color_jitter")
+    return (f"colour perturbation s = {s:g} (per-client factors in [{1 - s:g}, {1 + s:g}])" if s is not None
+            else "colour perturbation off")
+
+
+#: FedMIM's settings phrases, in order (field that must be in `run:` or None; phrase): describe.settings_lines
+PARTS: dict[str, D.Part] = {
+    "n": ("n_clients", lambda run, s, names: f"n = {run['n_clients']} clients"),
+    "p": ("clients_per_round", lambda run, s, names: (
+        f"{'Bernoulli activation p' if run.get('participation') == 'bernoulli' else 'S/n'} = "
+        f"{run['clients_per_round'] / run['n_clients']:g} (S = {run['clients_per_round']})")),
+    "E": (None, _local_work),
+    "split": ("partition", lambda run, s, names: f"{run['partition']} partition" + (
+        f" α = {run['alpha']}" if run["partition"] != "iid" else "")),
+    "lr": (None, lambda run, s, names: _lrs(s)),
+    "server_lr": (None, _server_lr),
+    "wd": (None, lambda run, s, names: f"weight decay {run.get('weight_decay', 0):g} (coupled)"),
+    "clip": (None, lambda run, s, names: f"gradient clipping at norm {run['clip_norm']:g}" if run.get("clip_norm")
+             else "no gradient clipping"),
+    "augment": (None, lambda run, s, names: f"crop/flip {'on' if run.get('augment') else 'off'}"),
+    "colour": (None, _colour),
+    "mim": (None, lambda run, s, names: _mim(s)),
+    "eval": (None, lambda run, s, names: f"test accuracy every {run.get('eval_every', 1)} round(s)"),
+}
 
 
 def settings_lines(settings: Mapping[str, Any], skip: Sequence[str] = ()) -> list[str]:
     """Short phrases for the shared settings of a block (its `run:`, lr, server_lr, FedMIM's α/β, seeds)."""
-    run = settings["run"]
-    out = []
-    parts: list[tuple[str, Callable[[], str | None]]] = [
-        ("n", lambda: f"n = {run['n_clients']} clients" if "n_clients" in run else None),
-        ("p", lambda: (f"{'Bernoulli activation p' if run.get('participation') == 'bernoulli' else 'S/n'} = "
-                       f"{run['clients_per_round'] / run['n_clients']:g} (S = {run['clients_per_round']})")
-         if "clients_per_round" in run else None),
-        ("E", lambda: (f"E = {run['local_epochs']:g} local epochs of batch {run.get('batch_size')}"
-                       if run.get("local_epochs") is not None else
-                       f"K = {run.get('local_steps')} local steps of batch {run.get('batch_size')}")),
-        ("split", lambda: (f"{run['partition']} partition" + (f" α = {run['alpha']}" if run["partition"] != "iid"
-                                                              else "")) if "partition" in run else None),
-        ("lr", lambda: _lrs(settings)),
-        ("server_lr", lambda: f"η_g = {run.get('server_lr', 1.0):g}" + "".join(
-            f", {NAMES.get(a, a)} {v:g}" for a, v in (settings.get("server_lr") or {}).items())),
-        ("wd", lambda: f"weight decay {run.get('weight_decay', 0):g} (coupled)"),
-        ("clip", lambda: f"gradient clipping at norm {run['clip_norm']:g}" if run.get("clip_norm") else
-         "no gradient clipping"),
-        ("augment", lambda: f"crop/flip {'on' if run.get('augment') else 'off'}"),
-        ("colour", lambda: (f"colour perturbation s = {run['color_jitter']:g} (per-client factors in "
-                            f"[{1 - run['color_jitter']:g}, {1 + run['color_jitter']:g}])")
-         if run.get("color_jitter") is not None else "colour perturbation off"),
-        ("mim", lambda: _mim(settings)),
-        ("eval", lambda: f"test accuracy every {run.get('eval_every', 1)} round(s)"),
-    ]
-    for key, phrase in parts:
-        if key not in skip:
-            text = phrase()
-            if text:
-                out.append(text)
-    out.append(f"{len(settings['seeds'])} seeds: {' '.join(str(s) for s in settings['seeds'])}")
-    return out
+    return D.settings_lines(settings, NAMES, skip, tuple(PARTS), PARTS, seeds_label="seeds")
 
 
 def _lrs(settings: Mapping[str, Any]) -> str:
@@ -323,14 +322,6 @@ def header(title: str, settings: Mapping[str, Any], stand: Sequence[tuple[str, s
            notes: Sequence[str] = ()) -> str:
     text = R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes)
     return text.replace(R.SCALE_TEXT["paper"], PAPER_SCALE)
-
-
-def write_meta(module_name: str, out_dir: str | Path, settings: Mapping[str, Any], *, title: str,
-               paper_source: str, claims: list[C.Claim], files: list[str], thumbnail: str | None,
-               numbers: Mapping[str, Any]) -> Path:
-    return R.write_meta(out_dir, A.of(module_name), settings, title=title, paper_source=paper_source,
-                        claims=claims, files=files, thumbnail=thumbnail, numbers=numbers,
-                        stand_ins=short_stand_ins(settings))
 
 
 def provenance(records: Sequence[dict]) -> list[str]:

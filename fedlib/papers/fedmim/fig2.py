@@ -23,6 +23,8 @@ from fedlib.reporting import report as R
 
 TITLE = "Figure 2 — participation ratios (a) and local consistency (b)"
 SOURCE = "Figure 2 (§V-C1, §V-C3)"
+DESC = "FedMIM paper, Figure 2: accuracy at two participation ratios (a) and local consistency per round (b)"
+FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(list(M.NAMES)),
           "participation_grid": schema.Key(schema.numbers(), doc="(a): activation probabilities, one panel each"),
           "consistency_participation": schema.Key(schema.scalar(float), doc="(b): the activation probability"),
@@ -325,9 +327,6 @@ def _set(values) -> str:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    import matplotlib.pyplot as plt
-
-    out = Path(out_dir)
     run = settings["run"]
     first = settings["rows"][0]
     caption = (f"{settings['profile']} scale; (a) {settings['datasets'][first]['dataset']} for "
@@ -336,12 +335,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                f"{len(settings['seeds'])} seeds (rounds with a one-client cohort left out); (a) mean ± sd. "
                + overlap_text(result, settings))
     fig = plot(result, settings)
-    paths = F.save_figure(fig, out / "fig2", caption)
-    plt.close(fig)
     curves = result["curves"].groupby(["panel", "row", "p", "method", "round"], sort=False)[
         ["test_acc", "consistency", "consistency_server"]].mean().reset_index()      # NaN: one-client cohorts
-    curves.round(6).to_csv(out / "fig2.csv", index=False)
-    paths.append(out / "fig2.csv")
     lines = M.settings_lines(settings, skip=("p",)) + [
         f"(a) participation p ∈ {settings['participation_grid']} (S = p·n, Bernoulli); (b) p = "
         f"{settings['consistency_participation']}",
@@ -367,11 +362,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     if ctl:
         text += ("Control (not a claim of the paper): FedMIM's gradient step is A·η_l, and on the spec's toy the "
                  "consistency metric follows that step size. " + "; ".join(ctl) + ".\n\n")
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths.append(R.write_text(out / "fig2.md", text))
     numbers = {f"{r['panel']}/{r['dataset']}/p{r['participation']:g}/{r['method']}/acc": r["acc_last10_mean"]
                for _, r in result["summary"].iterrows()}
-    paths.append(M.write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                              files=["fig2.md", "fig2.png", "fig2.svg", "fig2.csv"], thumbnail="fig2.png",
-                              numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=curves.round(6), numbers=numbers,
+                            stand_ins=M.short_stand_ins(settings), figures={"": (fig, caption)})

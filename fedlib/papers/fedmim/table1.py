@@ -22,6 +22,7 @@ from fedlib.reporting.tables import round_floats
 
 TITLE = "Table I — accuracy after T rounds under increasing heterogeneity"
 SOURCE = "Table I (§V-B1)"
+DESC = "FedMIM paper, Table I: accuracy after T rounds, IID / Dir-0.3 / Dir-0.1 x datasets x 7 methods"
 PARAMS = {**schema.grid(list(M.NAMES)),
           "splits": schema.Key(schema.datasets(required=("partition",)),
                                doc="{iid | dir0.3 | dir0.1: {partition, alpha}}, the columns of each dataset"),
@@ -223,7 +224,6 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any], algs: Sequen
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     splits = "; ".join(f"{P.SPLIT_LABELS.get(k, k)} = {v['partition']}" + (f" α = {v['alpha']}" if "alpha" in v
                                                                             else "")
                        for k, v in settings["splits"].items())
@@ -235,12 +235,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "stated, A17); final = test accuracy (%) at the last round, best = the highest evaluated round, each "
              "mean ± sample std (ddof = 1) over seeds. The claims read the final cells (the paper's measure is the "
              "accuracy after a fixed number of rounds). " + M.CONVERGENCE_LEGEND + "\n\n")
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths = [R.write_text(out / "table1.md", text)]
-    result["csv"].to_csv(out / "table1.csv", index=False)
-    paths.append(out / "table1.csv")
     numbers = {f"{r['paper_dataset']}/{r['split']}/{r['algorithm']}/final": r["final_mean"]
                for _, r in result["csv"].iterrows() if r["n_seeds"]}
-    paths.append(M.write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                              files=["table1.md", "table1.csv"], thumbnail=None, numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=result["csv"], numbers=numbers,
+                            stand_ins=M.short_stand_ins(settings))

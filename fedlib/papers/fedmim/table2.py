@@ -21,6 +21,7 @@ from fedlib.reporting.tables import round_floats
 
 TITLE = "Table II — accuracy for local epochs E = 1, 5, 10"
 SOURCE = "Table II (§V-B2)"
+DESC = "FedMIM paper, Table II: accuracy for local epochs E = 1, 5, 10, 7 methods"
 PARAMS = {**schema.grid(list(M.NAMES)),
           "epochs_grid": schema.Key(schema.numbers(), doc="the local epochs E, one column each"),
           "server_lr": M.SERVER_LR_KEY}
@@ -135,7 +136,6 @@ def _set(values) -> str:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     lines = M.settings_lines(settings, skip=("E",)) + [
         f"E ∈ {[float(e) for e in settings['epochs_grid']]} local epochs of batch {settings['run'].get('batch_size')} "
         "(K_i = ceil(E · n_i / B) steps; the paper: 10 steps per epoch)",
@@ -151,12 +151,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              + (f" E = {_set(skipped)}: the paper's values only, not run at the {settings['profile']} scale (the "
                 f"sentences compare short, E = {min(ran):g}, with long, E = {max(ran):g}, local work; left out for "
                 "the time budget)." if skipped else "") + "\n\n")
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths = [R.write_text(out / "table2.md", text)]
-    result["csv"].to_csv(out / "table2.csv", index=False)
-    paths.append(out / "table2.csv")
     numbers = {f"{r['paper_dataset']}/E{r['local_epochs']:g}/{r['algorithm']}/final": r["final_mean"]
                for _, r in result["csv"].iterrows() if r["n_seeds"]}
-    paths.append(M.write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                              files=["table2.md", "table2.csv"], thumbnail=None, numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], csv=result["csv"], numbers=numbers,
+                            stand_ins=M.short_stand_ins(settings))

@@ -22,6 +22,7 @@ from fedlib.reporting.tables import round_floats
 
 TITLE = "Table III — selection of the inertial weights α_j and β_j"
 SOURCE = "Table III (§V-C2)"
+DESC = "FedMIM paper, Table III: FedMIM accuracy for each choice of the inertial weights alpha, beta"
 PARAMS = {**schema.grid(["fedmim"]),
           "weights": schema.Key(schema.listed(schema.hparams_of("fedmim")),
                                 doc="[{mim_alpha: [...], mim_beta: [...]}, ...], one table row each")}
@@ -159,7 +160,6 @@ def coincident_rows(frame: pd.DataFrame, settings: Mapping[str, Any]) -> list[st
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
     row = settings["rows"][0]
     stand = [(P.DATASET_LABELS[row] + " (presumably; the paper does not name it, A6)",
               M.entry_text(settings["datasets"][row]))]
@@ -178,11 +178,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "best test accuracy, mean ± sample std over seeds; the claims read the final cells. "
              + M.CONVERGENCE_LEGEND + "\n\n")
     text += "".join(f"{line}\n\n" for line in coincident_rows(result["frame"], settings))
-    text += "## Claims checked on the reproduced numbers\n\n" + C.claims_markdown(result["claims"])
-    paths = [R.write_text(out / "table3.md", text)]
-    t.assign(alpha=t["alpha"].map(str), beta=t["beta"].map(str)).to_csv(out / "table3.csv", index=False)
-    paths.append(out / "table3.csv")
     numbers = {f"{label(a, b)}/final": m for a, b, m in zip(t["alpha"], t["beta"], t["final_mean"])}
-    paths.append(M.write_meta(__name__, out, settings, title=TITLE, paper_source=SOURCE, claims=result["claims"],
-                              files=["table3.md", "table3.csv"], thumbnail=None, numbers=numbers))
-    return paths
+    return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
+                            claims=result["claims"], numbers=numbers,
+                            csv=t.assign(alpha=t["alpha"].map(str), beta=t["beta"].map(str)),
+                            stand_ins=M.short_stand_ins(settings))
