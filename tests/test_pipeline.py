@@ -421,7 +421,7 @@ def test_dvc_yaml_stages_are_per_artefact():
         name, paper, st = art.stage, art.paper, stages[art.stage]
         # a stage depends on its own section (plus profile/workers in cmd); an artefact that reads another one's
         # block (Table C.1 tabulates Table 2's, SSM Figure 2 plots Table I's runs) declares it: READS_BLOCKS
-        assert st["params"] == [name, *(f"{paper}_{b}" for b in art.reads_blocks)], name
+        assert st["params"] == [f"{name}.${{profile}}", *(f"{paper}_{b}.${{profile}}" for b in art.reads_blocks)], name
         assert f"notebooks/{name}.ipynb" in st["deps"] and "-k ${kernel}" in st["cmd"]
         assert "-p profile ${profile}" in st["cmd"] and " -f " not in st["cmd"]
         outs = _outs(st)

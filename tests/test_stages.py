@@ -47,7 +47,7 @@ def test_declarations_shape_the_stage():
     assert {"runs/fafed/fmnist_accuracy", "runs/fafed/fig2"}.isdisjoint(o if isinstance(o, str) else next(iter(o))
                                                             for o in fmnist["outs"])
     ssm = yaml.safe_load(text["fedadam_ssm_fig2"])["fedadam_ssm_fig2"]
-    assert ssm["params"] == ["fedadam_ssm_fig2", "fedadam_ssm_table1"]
+    assert ssm["params"] == ["fedadam_ssm_fig2.${profile}", "fedadam_ssm_table1.${profile}"]
     assert "-p workers 1 " in yaml.safe_load(text["fafed_theorem1"])["fafed_theorem1"]["cmd"]
     assert "-p workers ${workers} " in yaml.safe_load(text["fafed_fig1"])["fafed_fig1"]["cmd"]
 

@@ -28,8 +28,8 @@ HEADER = """\
 #   runs in runs/<paper>/<artefact>/;
 # * the kernel is named explicitly (-k python3); --log-output streams each finished run to DVC's log;
 # * only strings/ints travel through `-p` (profile, workers, out_dir, cache_dir); every other setting, booleans
-#   included, is read by the notebook from its own params.yaml section, which the stage lists under `params:` (so DVC
-#   reruns exactly the stages whose section changed);
+#   included, is read by the notebook from its own params.yaml section, whose block for the active profile the stage
+#   lists under `params:` (so DVC reruns exactly the stages whose block changed);
 # * executed notebooks and run records are DVC-cached outputs (not committed); the run-record directory is
 #   `persist: true` so DVC does not delete it before a rerun and unchanged runs are read back (run cache keyed by
 #   the configuration fingerprint, fedlib/experiments.py);
@@ -84,7 +84,10 @@ def stage(art: A.Artefact) -> str:
                      "(copied into its own cache)")
     if art.shares_cache:
         lines.append(f"      - {runs}/{art.shares_cache}")
-    lines += ["    params:", f"      - {art.section}", *(f"      - {paper}_{b}" for b in art.reads_blocks)]
+    # only the active profile's block: an edit to the paper block does not rerun the embedded stages, and dvc.lock
+    # (which DVC parses and rewrites at every stage) holds half as much
+    lines += ["    params:", f"      - {art.section}.${{profile}}",
+              *(f"      - {paper}_{b}.${{profile}}" for b in art.reads_blocks)]
     lines += ["    outs:", f"      - {runs}/{art.name}.ipynb"]
     if not art.shares_cache:
         lines += _kept(art.cache_dir.as_posix(), cache=True)
