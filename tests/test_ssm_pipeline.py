@@ -84,7 +84,7 @@ def test_figure2_plots_exactly_table1s_runs_and_dvc_wires_it():
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     st = stages["fedadam_ssm_fig2"]
     assert "-p cache_dir runs/fedadam_ssm/table1" in st["cmd"] and "runs/fedadam_ssm/table1" in st["deps"]
-    assert st["params"] == ["fedadam_ssm_fig2", "fedadam_ssm_table1"]
+    assert st["params"] == ["fedadam_ssm_fig2.${profile}", "fedadam_ssm_table1.${profile}"]
     for section in SECTIONS:
         art = section.split("_", 2)[2]
         st = stages[section]
