@@ -61,7 +61,8 @@ MODULE_TESTS = {
         "fadamgt-participation=bernoulli-local_epochs=1.5-tracking_size=2",
         "fedsam-sam_rho=0.3-participation=bernoulli-local_epochs=1.5",
         "stem-storm_alpha=0.3-lr_schedule=cbrt_epoch-participation=bernoulli-local_epochs=1.5",
-        "efficient_adam-quantizer=stochastic-quant_bits=3")] + ["tests/test_invariants.py", "tests/test_metrics.py"],
+        "efficient_adam-quantizer=stochastic-quant_bits=3")] + ["tests/test_invariants.py", "tests/test_metrics.py",
+                                                               "tests/test_engine_batching_edges.py"],
     "fedlib/metrics.py": ["tests/test_metrics.py", REFERENCE],
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
