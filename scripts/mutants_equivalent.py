@@ -45,8 +45,8 @@ _GATHER_HOME = ("gathered rows stay where the per-client state lives: on the com
                 "tensors), in host memory with state_device=host, where on CUDA the next op raises a device mismatch "
                 "(a crash, never a silent change) and on CPU nothing moves")
 _BERNOULLI_TIE = ("torch.rand draws float32 multiples of 2^-24 in [0, 1): `<=` and `<` differ only on a draw exactly "
-                  "equal to S/n, probability at most 2^-24 per client draw (zero when S/n is off that grid); no seed "
-                  "used by the project or its tests draws one")
+                  "equal to S/n, probability at most 2^-24 per client draw (zero when S/n is off that grid): no test "
+                  "can pin it without searching seeds for such a draw")
 _MATERIALIZE = ("torch.autograd.grad with materialize_grads=True allows unused inputs whatever allow_unused says "
                 "(None or True: zeros either way)")
 
