@@ -44,9 +44,6 @@ _MERGE_ALL = ("on the steps every client takes (k < min K_i) every client is act
 _GATHER_HOME = ("gathered rows stay where the per-client state lives: on the compute device by default (the same "
                 "tensors), in host memory with state_device=host, where on CUDA the next op raises a device mismatch "
                 "(a crash, never a silent change) and on CPU nothing moves")
-_BERNOULLI_TIE = ("torch.rand draws float32 multiples of 2^-24 in [0, 1): `<=` and `<` differ only on a draw exactly "
-                  "equal to S/n, probability at most 2^-24 per client draw (zero when S/n is off that grid): no test "
-                  "can pin it without searching seeds for such a draw")
 _MATERIALIZE = ("torch.autograd.grad with materialize_grads=True allows unused inputs whatever allow_unused says "
                 "(None or True: zeros either way)")
 
@@ -195,6 +192,5 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.engine.xǁSimulationǁrun_round__mutmut_16": _CPU_DEVICE,
     "fedlib.engine.xǁSimulationǁrun_round__mutmut_19": _CPU_DEVICE,
     "fedlib.engine.xǁSimulationǁrun_round__mutmut_42": _GATHER_HOME,
-    "fedlib.engine.xǁSimulationǁsample_cohort__mutmut_17": _BERNOULLI_TIE,
     "fedlib.engine.xǁSimulationǁsample_cohort__mutmut_20": _CPU_DEVICE,
 }

@@ -208,6 +208,16 @@ def test_bernoulli_cohort_is_the_clients_whose_seeded_draw_is_below_S_over_n():
         assert sim.sample_cohort().tolist() == want
 
 
+def test_a_bernoulli_draw_exactly_at_S_over_n_leaves_the_client_out():
+    """Inclusion is u < S/n, so P(i ∈ S^t) = S/n exactly: seed 202278's first draw for client 15 is 0.5 = 32/64."""
+    gen = torch.Generator().manual_seed(202278 * 1_000_003 + 1)
+    draws = torch.rand(64, generator=gen).tolist()
+    assert draws[15] == 0.5 and sum(u == 0.5 for u in draws) == 1
+    sim = sim_for(sizes=(1,) * 64, participation="bernoulli", clients_per_round=32, batch_size=1, seed=202278)
+    cohort = sim.sample_cohort().tolist()
+    assert 15 not in cohort and cohort == [i for i, u in enumerate(draws) if u < 0.5]
+
+
 # ---------------------------------------------------------------------------------------------- image batches
 MEAN, STD = (0.5, 0.4, 0.3), (0.2, 0.25, 0.3)
 IMAGE_SIZES = (3, 5, 4)
