@@ -281,8 +281,8 @@ def test_augmented_batches_are_seeded_crops_and_flips_of_the_clients_images():
     data = images()
     batches = []
     for global_seed in (0, 1):
+        sim = Simulation({**IMAGE_RUN, "augment": True}, data=data)     # (its construction seeds torch's RNG)
         torch.manual_seed(global_seed)
-        sim = Simulation({**IMAGE_RUN, "augment": True}, data=data)
         batches.append(torch.cat([sim.batch(torch.arange(3), PERM, k)[0] for k in range(3)], 1))
     assert torch.equal(batches[0], batches[1])                  # the run's seed decides, not the global RNG
     raw = data.x_train.numpy().astype(np.float64) / 255.0
