@@ -66,6 +66,7 @@ MODULE_TESTS = {
     "fedlib/metrics.py": ["tests/test_metrics.py", REFERENCE],
     # the run-cache key (config-fingerprint below): the fingerprint tests of the other files are a few fast ones
     "fedlib/config.py": [
+        "tests/test_fingerprint_edges.py",
         "tests/test_invariants.py::test_every_config_field_that_can_change_the_numbers_changes_the_fingerprint",
         "tests/test_invariants.py::test_every_algorithm_hyperparameter_changes_the_fingerprint",
         "tests/test_invariants.py::test_every_model_option_changes_the_fingerprint",

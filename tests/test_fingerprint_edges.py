@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -87,6 +88,12 @@ def test_a_full_semantic_dict_by_hand():
             "model_options": {"lora_alpha": 8.0}, "color_jitter": 0.5}
     assert cfg.semantic_dict() == want
     assert cfg.fingerprint() == _hash(want)
+
+
+def test_a_value_json_cannot_encode_is_hashed_by_its_text():
+    """RunConfig.from_dict keeps an algorithm's or model's raw values (a Path, a numpy scalar) until validation."""
+    cfg = dataclasses.replace(RunConfig(), model_options={"checkpoint": Path("hub/gpt2")})
+    assert cfg.fingerprint() == _hash({**DEFAULT, "model_options": {"checkpoint": "hub/gpt2"}})
 
 
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
