@@ -14,7 +14,6 @@ reference comparison already pin coverage of an epoch, weights and cohort freque
 """
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -221,6 +220,7 @@ def test_a_bernoulli_draw_exactly_at_S_over_n_leaves_the_client_out():
 # ---------------------------------------------------------------------------------------------- image batches
 MEAN, STD = (0.5, 0.4, 0.3), (0.2, 0.25, 0.3)
 IMAGE_SIZES = (3, 5, 4)
+OWN_IMAGES = [np.flatnonzero(np.repeat(np.arange(3), IMAGE_SIZES) == c) for c in range(3)]
 
 
 def images() -> FedDataset:
@@ -296,9 +296,6 @@ def test_augmented_batches_are_seeded_crops_and_flips_of_the_clients_images():
             assert any(np.allclose(got, v, rtol=0, atol=1e-13) for v in candidates), (c, j)
             changed += not np.allclose(got, candidates[4], rtol=0, atol=1e-13)   # [4]: the uncropped image
     assert changed >= 6
-
-
-OWN_IMAGES = [np.flatnonzero(np.repeat(np.arange(3), IMAGE_SIZES) == c) for c in range(3)]
 
 
 # ---------------------------------------------------------------------------------------------- the oracle path
