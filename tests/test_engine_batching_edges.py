@@ -67,10 +67,6 @@ def test_step_counts_are_computed_in_float64():
     assert sim.local_steps(torch.tensor([0, 1])).tolist() == [3, 6]
 
 
-@pytest.mark.xfail(strict=True, reason="K_i = ceil(E·n_i/B) in binary floating point: 1.1·100/10 is "
-                                       "11.000000000000002 in float64, so a client takes 12 steps, not 11 "
-                                       "(non-dyadic fractional local_epochs only; the papers' configs use 1.0 and "
-                                       "5.0)")
 def test_a_fractional_epoch_that_is_a_whole_number_of_batches_takes_exactly_that_many_steps():
     sim = sim_for(sizes=(100, 50, 90), local_epochs=1.1, batch_size=10, clients_per_round=3)
     assert sim.local_steps(torch.arange(3)).tolist() == [11, 6, 10]      # 110/10, ⌈55/10⌉, ⌈99/10⌉
