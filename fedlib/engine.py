@@ -12,6 +12,7 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -329,8 +330,12 @@ class Simulation:
     def local_steps(self, cohort: Tensor) -> Tensor:
         if self.cfg.local_epochs is None:
             return torch.full_like(cohort, self.cfg.local_steps)
-        sizes = self.sizes[cohort].to(torch.float64)
-        return torch.ceil(self.cfg.local_epochs * sizes / self.cfg.batch_size).long().clamp(min=1)
+        # K_i = ceil(E · n_i / B) in exact integers: E is the fraction its decimal spelling says (1.1 = 11/10), so
+        # 1.1 epochs of 100 samples at B = 10 are 11 steps, not the 12 that float's 11.000000000000002 would give
+        epochs = Fraction(repr(float(self.cfg.local_epochs)))
+        num, den = epochs.numerator, epochs.denominator * self.cfg.batch_size
+        sizes = self.sizes[cohort].long()
+        return ((num * sizes + den - 1) // den).clamp(min=1)
 
     def batch_positions(self, cohort: Tensor) -> Tensor:
         """A fresh per-client permutation of its own data each round: [C, max size] positions."""

@@ -61,11 +61,25 @@ MODULE_TESTS = {
         "fadamgt-participation=bernoulli-local_epochs=1.5-tracking_size=2",
         "fedsam-sam_rho=0.3-participation=bernoulli-local_epochs=1.5",
         "stem-storm_alpha=0.3-lr_schedule=cbrt_epoch-participation=bernoulli-local_epochs=1.5",
-        "efficient_adam-quantizer=stochastic-quant_bits=3")] + ["tests/test_invariants.py", "tests/test_metrics.py"],
+        "efficient_adam-quantizer=stochastic-quant_bits=3")] + ["tests/test_invariants.py", "tests/test_metrics.py",
+                                                               "tests/test_engine_batching_edges.py"],
     "fedlib/metrics.py": ["tests/test_metrics.py", REFERENCE],
+    # the run-cache key (config-fingerprint below): the fingerprint tests of the other files are a few fast ones
+    "fedlib/config.py": [
+        "tests/test_fingerprint_edges.py",
+        "tests/test_invariants.py::test_every_config_field_that_can_change_the_numbers_changes_the_fingerprint",
+        "tests/test_invariants.py::test_every_algorithm_hyperparameter_changes_the_fingerprint",
+        "tests/test_invariants.py::test_every_model_option_changes_the_fingerprint",
+        "tests/test_shared_fields.py::test_the_fingerprint_carries_exactly_the_adaptive_fields_read",
+        "tests/test_shared_fields.py::test_a_shared_block_gives_each_algorithm_only_what_it_reads",
+        "tests/test_reproducibility.py::test_fingerprint_separates_oracle_paths_dtypes_threads_and_cpu_paths",
+        "tests/test_hparams.py"],
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
-                            "local_work,_merge_active,clip_by_norm"}
+                            "local_work,_merge_active,clip_by_norm",
+         # the run-cache key: the semantic dict, its hash, and the adaptive fields an algorithm reads
+         "config-fingerprint": "fedlib/config.py::semantic_dict,fingerprint,algorithm_reads,drop_unread,"
+                               "_unread_adaptive"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:

@@ -35,6 +35,15 @@ _CDF_GUARD = ("the round-off guard only needs the last cdf entry ≥ every draw 
 _FALSY = "None is falsy like False, and the argument is only used in `if`"
 _STABLE_CASE = "numpy's sort `kind` is case-insensitive: 'STABLE' is 'stable'"
 _SIDE_LEFT = "the argument removed is numpy's default (side='left')"
+_SCALAR_SUM = ("the running loss sum starts as a 0-dim CPU zero: adding a device tensor to a 0-dim tensor computes "
+               "on the device (0-dim tensors act as scalars), so the sum and its float() are the same on any device")
+_STREAM_PERM = ("in a token-stream run the permutation is drawn but never read; it advances batch_gen, which nothing "
+                "else of a stream run reads (its windows come from StreamFeed's own generator)")
+_MERGE_ALL = ("on the steps every client takes (k < min K_i) every client is active, and torch.where with an all-True "
+              "mask returns `new` everywhere")
+_GATHER_HOME = ("gathered rows stay where the per-client state lives: on the compute device by default (the same "
+                "tensors), in host memory with state_device=host, where on CUDA the next op raises a device mismatch "
+                "(a crash, never a silent change) and on CPU nothing moves")
 _MATERIALIZE = ("torch.autograd.grad with materialize_grads=True allows unused inputs whatever allow_unused says "
                 "(None or True: zeros either way)")
 
@@ -170,4 +179,18 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.reporting.claims.x_paired__mutmut_30": _PLACEHOLDER,
     "fedlib.reporting.claims.x_recompute__mutmut_40": _RECOMPUTE_NAME,
     "fedlib.reporting.claims.x_recompute__mutmut_41": _RECOMPUTE_NAME,
+    "fedlib.engine.xǁSimulationǁbatch__mutmut_8": _CPU_DEVICE,
+    "fedlib.engine.xǁSimulationǁbatch__mutmut_10": _CPU_DEVICE,
+    "fedlib.engine.xǁSimulationǁbatch_positions__mutmut_8": _CPU_DEVICE,
+    "fedlib.engine.xǁSimulationǁbatch_positions__mutmut_12": _CPU_DEVICE,
+    "fedlib.engine.xǁSimulationǁbatch_positions__mutmut_16": _CPU_DEVICE,
+    "fedlib.engine.xǁSimulationǁbatch_positions__mutmut_18": _CPU_DEVICE,
+    "fedlib.engine.xǁSimulationǁlocal_work__mutmut_4": _STREAM_PERM,
+    "fedlib.engine.xǁSimulationǁlocal_work__mutmut_15": _SCALAR_SUM,
+    "fedlib.engine.xǁSimulationǁlocal_work__mutmut_17": _SCALAR_SUM,
+    "fedlib.engine.xǁSimulationǁlocal_work__mutmut_77": _MERGE_ALL,
+    "fedlib.engine.xǁSimulationǁrun_round__mutmut_16": _CPU_DEVICE,
+    "fedlib.engine.xǁSimulationǁrun_round__mutmut_19": _CPU_DEVICE,
+    "fedlib.engine.xǁSimulationǁrun_round__mutmut_42": _GATHER_HOME,
+    "fedlib.engine.xǁSimulationǁsample_cohort__mutmut_20": _CPU_DEVICE,
 }
