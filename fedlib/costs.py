@@ -22,7 +22,7 @@ COSTS_FILE = Path(__file__).resolve().parents[1] / "bench" / "costs.json"
 PER_RUN_ONLY = ("seed", "lr", "lr_decay", "server_lr", "weight_decay", "wd_mode", "beta1", "beta2", "eps",
                 "tracking_size", "tracking_init", "lada_alpha", "target_acc", "stop_at_target", "rounds", "eval_every",
                 "device", "progress", "checkpoint_every", "data_dir",
-                "cpu_path")   # the same work on either CPU path; the table's CPU entries predate the portable path (native)
+                "cpu_path")   # the same work on either CPU path (the table's CPU entries were timed on native)
 #: ... nor do these, unless local_epochs makes the step count depend on the partition's client sizes
 PARTITION_ONLY = ("partition", "alpha", "classes_per_client", "similarity", "min_client_size")
 

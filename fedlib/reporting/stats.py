@@ -29,7 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy import special as _sp   # Student's t via its special functions: scipy.stats costs 0.8 s to import
+from scipy import special as _sp  # Student's t via its special functions: scipy.stats costs 0.8 s to import
 
 ALPHA = 0.05                 #: two-sided level of every comparison (after Holm's adjustment within a claim)
 CONFIDENCE = 1 - ALPHA
