@@ -249,10 +249,163 @@ def run_bare(job: Job, data) -> Outcome:
     return Outcome(ends, plan.x0, x, accuracy(model, test_x, data.y_test), plan.split)
 
 
+class PflCohorts:
+    """pfl's user sampler and dataset maker, fed by the plan: the ids of each round's cohort in order, and each
+    client's dataset = its K minibatches of the round back to back (pfl iterates a user dataset in order)."""
+
+    def __init__(self, plan: Plan, train_x: torch.Tensor, train_y: torch.Tensor) -> None:
+        self.plan, self.train_x, self.train_y = plan, train_x, train_y
+        self.pending: list[tuple[int, np.ndarray]] = []
+        self.batches: dict[int, np.ndarray] = {}
+
+    def sample(self) -> int:
+        if not self.pending:
+            self.pending = self.plan.next_round()
+            self.batches = dict(self.pending)
+        return self.pending.pop(0)[0]
+
+    def dataset(self, client: int):
+        from pfl.data.dataset import Dataset
+
+        idx = torch.from_numpy(self.batches[client].reshape(-1))
+        return Dataset(raw_data=[self.train_x[idx], self.train_y[idx]], user_id=str(client))
+
+
+def pfl_module(model: torch.nn.Module) -> torch.nn.Module:
+    """The job's module with the `loss` and `metrics` methods pfl's PyTorchModel calls."""
+    from pfl.metrics import Weighted
+
+    class PflModule(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = model
+
+        def forward(self, x):
+            return self.net(x)
+
+        def loss(self, x, y, eval=False):       # noqa: A002 (pfl's keyword)
+            return torch.nn.functional.cross_entropy(self.net(x), y)
+
+        def metrics(self, x, y, eval=True):     # noqa: A002
+            with torch.no_grad():
+                logits = self.net(x)
+            loss = torch.nn.functional.cross_entropy(logits, y, reduction="sum")
+            return {"loss": Weighted(float(loss), len(y)),
+                    "accuracy": Weighted(float((logits.argmax(1) == y).sum()), len(y))}
+
+    return PflModule()
+
+
+def run_pfl(job: Job, data) -> Outcome:
+    """pfl's FederatedAveraging (central SGD with lr 1 on the mean model difference) in its SimulatedBackend."""
+    from pfl.aggregate.simulate import SimulatedBackend
+    from pfl.algorithm import FederatedAveraging, NNAlgorithmParams
+    from pfl.callback.base import TrainingProcessCallback
+    from pfl.data.federated_dataset import FederatedDataset
+    from pfl.hyperparam import NNEvalHyperParams, NNTrainHyperParams
+    from pfl.metrics import Metrics
+    from pfl.model.pytorch import PyTorchModel
+
+    plan = Plan(job, data)
+    train_x, test_x = normalised_images(data)
+    cohorts = PflCohorts(plan, train_x, data.y_train)
+    module = pfl_module(fresh_model(plan))
+    ends: list[float] = []
+
+    class RoundClock(TrainingProcessCallback):
+        def after_central_iteration(self, aggregate_metrics, model, *, central_iteration):
+            ends.append(time.time())
+            return False, Metrics()
+
+    training = FederatedDataset(cohorts.dataset, cohorts.sample)
+    model = PyTorchModel(module, local_optimizer_create=torch.optim.SGD,
+                         central_optimizer=torch.optim.SGD(module.parameters(), lr=1.0))
+    FederatedAveraging().run(
+        algorithm_params=NNAlgorithmParams(central_num_iterations=job.rounds, evaluation_frequency=job.rounds + 1,
+                                           train_cohort_size=job.clients_per_round, val_cohort_size=0),
+        backend=SimulatedBackend(training_data=training, val_data=training),
+        model=model,
+        model_train_params=NNTrainHyperParams(local_batch_size=job.batch_size, local_num_epochs=None,
+                                              local_learning_rate=job.lr, local_num_steps=job.local_steps),
+        model_eval_params=NNEvalHyperParams(local_batch_size=2048),
+        callbacks=[RoundClock()], send_metrics_to_platform=False)
+    x = torch.nn.utils.parameters_to_vector(module.net.parameters()).detach().clone()
+    return Outcome(ends, plan.x0, x, accuracy(module.net, test_x, data.y_test), plan.split)
+
+
+def run_flower(job: Job, data) -> Outcome:
+    """Flower's simulation engine (Ray backend, one worker) with the legacy FedAvg strategy; the server hands each
+    sampled node the plan's client and minibatch indices in its fit config, and evaluates centrally."""
+    import flwr.simulation
+    from flwr.client import NumPyClient
+    from flwr.clientapp import ClientApp
+    from flwr.common import FitIns, ndarrays_to_parameters
+    from flwr.server import ServerAppComponents, ServerConfig
+    from flwr.server.strategy import FedAvg
+    from flwr.serverapp import ServerApp
+
+    plan = Plan(job, data)
+    train_x, test_x = normalised_images(data)
+    train_y, model = data.y_train, fresh_model(plan)
+    ends: list[float] = []
+    final: dict = {}
+
+    def to_arrays(x: torch.Tensor) -> list[np.ndarray]:
+        load_flat(model, x)
+        return [p.detach().numpy().copy() for p in model.parameters()]
+
+    class Client(NumPyClient):
+        def fit(self, parameters, config):
+            torch.set_num_threads(1)
+            load_flat(model, torch.cat([torch.from_numpy(p).reshape(-1) for p in parameters]))
+            opt = torch.optim.SGD(model.parameters(), lr=job.lr)
+            batches = np.frombuffer(config["batches"], dtype=np.int64).reshape(job.local_steps, job.batch_size)
+            for idx in batches:
+                idx = torch.from_numpy(idx.copy())
+                opt.zero_grad(set_to_none=True)
+                torch.nn.functional.cross_entropy(model(train_x[idx]), train_y[idx]).backward()
+                opt.step()
+            return [p.detach().numpy().copy() for p in model.parameters()], 1, {}   # weight 1: a uniform mean
+
+    class PlannedFedAvg(FedAvg):
+        def configure_fit(self, server_round, parameters, client_manager):
+            cohort = plan.next_round()
+            nodes = client_manager.sample(num_clients=len(cohort), min_num_clients=len(cohort))
+            return [(node, FitIns(parameters, {"client": client, "batches": batches.astype(np.int64).tobytes()}))
+                    for node, (client, batches) in zip(nodes, cohort)]
+
+        def configure_evaluate(self, server_round, parameters, client_manager):
+            return []
+
+    def evaluate(server_round, arrays, config):
+        if server_round >= 1:
+            ends.append(time.time())
+        if server_round == job.rounds:
+            final["x"] = torch.cat([torch.from_numpy(a).reshape(-1) for a in arrays])
+            load_flat(model, final["x"])
+            final["accuracy"] = accuracy(model, test_x, data.y_test)
+        return None
+
+    strategy = PlannedFedAvg(fraction_evaluate=0.0, min_available_clients=job.clients_per_round,
+                             evaluate_fn=evaluate, initial_parameters=ndarrays_to_parameters(to_arrays(plan.x0)))
+    server = ServerApp(server_fn=lambda context: ServerAppComponents(
+        strategy=strategy, config=ServerConfig(num_rounds=job.rounds)))
+    client = ClientApp(client_fn=lambda context: Client().to_client())
+    flwr.simulation.run_simulation(
+        server_app=server, client_app=client, num_supernodes=job.n_clients,
+        backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+                        "init_args": {"num_cpus": 1, "num_gpus": 0, "include_dashboard": False}})
+    if "x" not in final:
+        raise RuntimeError(f"Flower's simulation ended after {len(ends)} of {job.rounds} rounds")
+    return Outcome(ends, plan.x0, final["x"], final["accuracy"], plan.split)
+
+
 RUNNERS = {
     "bare": run_bare,
     "fedlib-loop": lambda job, data: run_fedlib(job, data, "loop"),
     "fedlib-vmap": lambda job, data: run_fedlib(job, data, "vmap"),
+    "pfl": run_pfl,
+    "flower": run_flower,
 }
 
 
@@ -264,14 +417,21 @@ def run_contestant(name: str, job: Job, data=None) -> Outcome:
 
 # ---------------------------------------------------------------------------------------------- measurement
 def worker(name: str, job: Job) -> None:
-    """The body of one measured process: run, then print the result line."""
+    """The body of one measured process: run, print the result line, and leave at once (a framework's leftover
+    threads, e.g. Ray's after a failed start, must not keep the process alive)."""
     import resource
 
-    out = run_contestant(name, job)
+    try:
+        out = run_contestant(name, job)
+    except Exception as exc:  # noqa: BLE001 -- any failure of a contestant becomes its one-line result
+        print(RESULT_TAG + json.dumps({"error": f"{type(exc).__name__}: {exc}".splitlines()[0][:200]}), flush=True)
+        os._exit(1)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(RESULT_TAG + json.dumps({"round_ends": out.round_ends, "accuracy": out.accuracy,
                                    "self_cpu_s": usage.ru_utime + usage.ru_stime,
                                    "self_maxrss_bytes": usage.ru_maxrss * 1024}), flush=True)
+    sys.stderr.flush()
+    os._exit(0)
 
 
 class TreeSampler(threading.Thread):
@@ -307,7 +467,7 @@ class TreeSampler(threading.Thread):
             self.done.wait(SAMPLE_EVERY_S)
 
 
-def measure(name: str, job: Job, warmup: int) -> dict:
+def measure(name: str, job: Job, warmup: int, timeout_s: float) -> dict:
     """Run one contestant in a fresh process and measure it from outside."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, "--job", json.dumps(asdict(job))]
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -315,20 +475,46 @@ def measure(name: str, job: Job, warmup: int) -> dict:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     sampler = TreeSampler(proc.pid)
     sampler.start()
-    stdout, stderr = proc.communicate()
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        kill_tree(proc)
+        stdout, stderr = proc.communicate()
+        stdout += "\n" + RESULT_TAG + json.dumps({"error": f"no result within {timeout_s:.0f} s (--run-timeout)"})
     sampler.done.set()
     sampler.join()
     lines = [ln for ln in stdout.splitlines() if ln.startswith(RESULT_TAG)]
-    if proc.returncode != 0 or not lines:
-        why = (stderr.strip().splitlines() or ["no output"])[-1]
-        return {"error": f"exit {proc.returncode}: {why[:300]}"}
-    res = json.loads(lines[-1][len(RESULT_TAG):])
+    res = json.loads(lines[-1][len(RESULT_TAG):]) if lines else {"error": f"exit {proc.returncode}, no result"}
+    if "error" in res:
+        return {"error": res["error"] + framework_reason(stderr)}
     ends = res["round_ends"]
     times = np.diff([launched] + ends)
     steady = float(np.median(times[warmup:-1]))
     return {"steady_s": steady, "startup_s": float(ends[0] - launched - steady), "accuracy": res["accuracy"],
             "cpu_s": res["self_cpu_s"] + sum(sampler.child_cpu.values()),
             "peak_rss_bytes": max(sampler.peak_rss, res["self_maxrss_bytes"]), "wall_s": ends[-1] - launched}
+
+
+def framework_reason(stderr: str) -> str:
+    """The first exception a framework logged (Flower logs the cause and raises a generic RuntimeError)."""
+    causes = [ln.strip() for ln in stderr.splitlines() if ln.startswith("Exception:") or "Error:" in ln[:40]]
+    return f" (logged: {causes[0][:200]})" if causes else ""
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    """Kill the process we started and every descendant it left (Ray's workers)."""
+    import psutil
+
+    try:
+        family = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        family = []
+    for p in family:
+        try:
+            p.kill()
+        except psutil.Error:
+            continue
+    proc.kill()
 
 
 def available(name: str) -> str | None:
@@ -341,9 +527,9 @@ def available(name: str) -> str | None:
 
 # ---------------------------------------------------------------------------------------------- the report
 def summarise(runs: list[dict]) -> dict:
-    ok = [r for r in runs if "error" in r] == [] and runs
-    if not ok:
-        return {"error": next(r["error"] for r in runs if "error" in r)}
+    errors = [r["error"] for r in runs if "error" in r]
+    if errors:
+        return {"error": errors[0]}
     med = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
     return {"min_s": min(r["steady_s"] for r in runs), "median_s": med("steady_s"), "startup_s": med("startup_s"),
             "cpu_s": med("cpu_s"), "peak_mb": max(r["peak_rss_bytes"] for r in runs) / 2**20,
@@ -401,6 +587,7 @@ def parse_args(argv=None):
     p.add_argument("--reps", type=int, default=3, help="interleaved repetitions of every contestant")
     p.add_argument("--warmup", type=int, default=3, help="first rounds left out of the steady state")
     p.add_argument("--contestants", default=",".join(CONTESTANTS))
+    p.add_argument("--run-timeout", type=float, default=900, help="seconds one run may take before it is killed")
     p.add_argument("--json", help="also write every run's measurements here")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--job", help=argparse.SUPPRESS)
@@ -419,6 +606,8 @@ def main(argv=None) -> None:
     unknown = [n for n in names if n not in CONTESTANTS]
     if unknown:
         raise SystemExit(f"unknown contestant {unknown[0]}; allowed: {', '.join(CONTESTANTS)}")
+    if importlib.util.find_spec("psutil") is None:
+        raise SystemExit("bench/peers.py measures process trees with psutil: pip install psutil (or the [peers] extra)")
     load_job_data(job)                                # a missing or corrupt --mnist folder fails here, in one line
     print(header(job, args), flush=True)
     for name in [n for n in names if available(n)]:
@@ -427,7 +616,9 @@ def main(argv=None) -> None:
     runs: dict[str, list[dict]] = {n: [] for n in names}
     for rep in range(args.reps):
         for name in names:
-            runs[name].append(measure(name, job, args.warmup))
+            if any("error" in r for r in runs[name]):
+                continue                              # a contestant that failed once is not retried
+            runs[name].append(measure(name, job, args.warmup, args.run_timeout))
             print(f"rep {rep + 1} {name}: {runs[name][-1]}", flush=True)
     print(table({n: summarise(r) for n, r in runs.items()}), flush=True)
     if args.json:
