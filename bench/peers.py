@@ -3,7 +3,8 @@
 Every contestant gets one job (`Job`): the same data, the same Dirichlet split, the same initial weights, the same
 cohort schedule and the same minibatches (client c's step k of round r uses the same sample indices everywhere).
 The split, the cohorts and the minibatch order are drawn once by fedlib's own samplers (a planning `Simulation`
-that never trains) and handed to the others, so the runs differ only in how each framework executes the work:
+that never trains) and handed to the others, so the runs differ only in how each framework executes the work (the
+peers' processes build that planning Simulation too: their start-up and memory include it):
 
   bare         one nn.Module, torch.optim.SGD, the sampled clients one after another, uniform mean of the models
   fedlib-loop  fedlib FedAvg, `oracle=loop` (the default on CPU)
