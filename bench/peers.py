@@ -14,12 +14,13 @@ peers' processes build that planning Simulation too: their start-up and memory i
                one Ray worker (`num_cpus=1`), so its clients also run one after another
 
 Each repetition runs every contestant once, in turn, each in a fresh process (interleaved: a change of machine load
-hits every contestant alike), with one torch thread. Per run it records the wall time of every round, start-up
-(launch to the end of round 1, minus one steady round: interpreter, imports, data, Ray), CPU seconds of the whole
+hits every contestant alike), with one torch thread. Per run it records the wall time of every round, the time
+to round 1 (launch to the end of round 1: interpreter, imports, data, Ray, and round 1), CPU seconds of the whole
 process tree, peak memory of the tree (the sum of RSS over the process and all its descendants, sampled with psutil
 every 0.05 s; Flower starts Ray workers) and the final test accuracy. Steady-state s/round is the median round time
 of one run without the first `--warmup` rounds and the last (which evaluates); the table prints min / median of
 those over the repetitions and the ratio of medians to the bare loop measured in the same invocation.
+`--json FILE` keeps every run's measurements; `--table FILE` prints the table of such a file again.
 
 Job (the defaults): MNIST 8,000 train / 2,000 test images from the t10k idx files in `--mnist DIR`
 (t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz]; a fixed seeded permutation of the 10,000), 50 clients, one
@@ -491,7 +492,7 @@ def measure(name: str, job: Job, warmup: int, timeout_s: float) -> dict:
     ends = res["round_ends"]
     times = np.diff([launched] + ends)
     steady = float(np.median(times[warmup:-1]))
-    return {"steady_s": steady, "startup_s": float(ends[0] - launched - steady), "accuracy": res["accuracy"],
+    return {"steady_s": steady, "first_round_s": float(ends[0] - launched), "accuracy": res["accuracy"],
             "cpu_s": res["self_cpu_s"] + sum(sampler.child_cpu.values()),
             "peak_rss_bytes": max(sampler.peak_rss, res["self_maxrss_bytes"]), "wall_s": ends[-1] - launched}
 
@@ -532,15 +533,16 @@ def summarise(runs: list[dict]) -> dict:
     if errors:
         return {"error": errors[0]}
     med = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
-    return {"min_s": min(r["steady_s"] for r in runs), "median_s": med("steady_s"), "startup_s": med("startup_s"),
-            "cpu_s": med("cpu_s"), "peak_mb": max(r["peak_rss_bytes"] for r in runs) / 2**20,
+    return {"min_s": min(r["steady_s"] for r in runs), "median_s": med("steady_s"),
+            "first_round_s": med("first_round_s"), "cpu_s": med("cpu_s"),
+            "peak_mb": max(r["peak_rss_bytes"] for r in runs) / 2**20,
             "accuracy": [r["accuracy"] for r in runs]}
 
 
 def table(summary: dict[str, dict]) -> str:
     base = summary.get("bare", {})
-    lines = ["| contestant | s/round min / median | ratio to bare (medians) | start-up s | CPU s | CPU ratio | "
-             "peak MB (tree) | test accuracy |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| contestant | s/round min / median | ratio to bare (medians) | launch to round 1 done, s | CPU s | "
+             "CPU ratio | peak MB (tree) | test accuracy |", "|---|---|---|---|---|---|---|---|"]
     for name, s in summary.items():
         if "error" in s:
             lines.append(f"| {name} | failed: {s['error']} | | | | | | |")
@@ -548,7 +550,7 @@ def table(summary: dict[str, dict]) -> str:
         ratio = f"{s['median_s'] / base['median_s']:.2f}" if "median_s" in base else "-"
         cpu_ratio = f"{s['cpu_s'] / base['cpu_s']:.2f}" if "cpu_s" in base else "-"
         acc = " / ".join(f"{a:.4f}" for a in s["accuracy"])
-        lines.append(f"| {name} | {s['min_s']:.3f} / {s['median_s']:.3f} | {ratio} | {s['startup_s']:.1f} | "
+        lines.append(f"| {name} | {s['min_s']:.3f} / {s['median_s']:.3f} | {ratio} | {s['first_round_s']:.1f} | "
                      f"{s['cpu_s']:.1f} | {cpu_ratio} | {s['peak_mb']:.0f} | {acc} |")
     return "\n".join(lines)
 
@@ -590,6 +592,7 @@ def parse_args(argv=None):
     p.add_argument("--contestants", default=",".join(CONTESTANTS))
     p.add_argument("--run-timeout", type=float, default=900, help="seconds one run may take before it is killed")
     p.add_argument("--json", help="also write every run's measurements here")
+    p.add_argument("--table", metavar="JSON", help="print the table of a --json file again, and run nothing")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--job", help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -599,6 +602,10 @@ def main(argv=None) -> None:
     args = parse_args(argv)
     if args.worker:
         return worker(args.worker, Job(**json.loads(args.job)))
+    if args.table:
+        saved = json.loads(Path(args.table).read_text())
+        print(saved["header"] + "\n" + table({n: summarise(r) for n, r in saved["runs"].items()}))
+        return None
     job = Job(mnist=args.mnist, n_clients=args.n_clients, clients_per_round=args.clients_per_round,
               local_steps=args.local_steps, batch_size=args.batch_size, lr=args.lr, rounds=args.rounds)
     if args.rounds < args.warmup + 2:
@@ -610,7 +617,8 @@ def main(argv=None) -> None:
     if importlib.util.find_spec("psutil") is None:
         raise SystemExit("bench/peers.py measures process trees with psutil: pip install psutil (or the [peers] extra)")
     load_job_data(job)                                # a missing or corrupt --mnist folder fails here, in one line
-    print(header(job, args), flush=True)
+    head = header(job, args)
+    print(head, flush=True)
     for name in [n for n in names if available(n)]:
         print(available(name), flush=True)
     names = [n for n in names if not available(n)]
@@ -623,7 +631,7 @@ def main(argv=None) -> None:
             print(f"rep {rep + 1} {name}: {runs[name][-1]}", flush=True)
     print(table({n: summarise(r) for n, r in runs.items()}), flush=True)
     if args.json:
-        Path(args.json).write_text(json.dumps({"job": asdict(job), "runs": runs}, indent=1))
+        Path(args.json).write_text(json.dumps({"header": head, "job": asdict(job), "runs": runs}, indent=1))
 
 
 if __name__ == "__main__":
