@@ -103,7 +103,9 @@ def make_bare(sim: Simulation):
 
     def one_round():
         for c in range(cohort.numel()):
-            torch.nn.utils.vector_to_parameters(x0, model.parameters())
+            # a copy: vector_to_parameters makes the parameters views of its argument, so SGD would write into x0
+            # and each client would start where the previous one ended
+            torch.nn.utils.vector_to_parameters(x0.clone(), model.parameters())
             opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
             for x, y in batches:
                 opt.zero_grad(set_to_none=True)
