@@ -74,12 +74,19 @@ MODULE_TESTS = {
         "tests/test_shared_fields.py::test_a_shared_block_gives_each_algorithm_only_what_it_reads",
         "tests/test_reproducibility.py::test_fingerprint_separates_oracle_paths_dtypes_threads_and_cpu_paths",
         "tests/test_hparams.py"],
+    # each paper's claim helpers (NAMED below restricts the run to them): hand-made per-seed numbers
+    **{f"fedlib/papers/fafed/{name}.py": ["tests/test_fafed_claim_helpers.py", "tests/test_fafed_claims.py"]
+       for name in ("common", "fig1", "fig2")},
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
                             "local_work,_merge_active,clip_by_norm",
          # the run-cache key: the semantic dict, its hash, and the adaptive fields an algorithm reads
          "config-fingerprint": "fedlib/config.py::semantic_dict,fingerprint,algorithm_reads,drop_unread,"
-                               "_unread_adaptive"}
+                               "_unread_adaptive",
+         # FAFED's claim helpers: per-seed selection, censoring, the comparison directions, and two artefacts' claims
+         "fafed-claims": "fedlib/papers/fafed/common.py::by_seed,censor_cap,side,lower,higher,below,above,not_testable",
+         "fafed-fig1-claims": "fedlib/papers/fafed/fig1.py::claims",
+         "fafed-fig2-claims": "fedlib/papers/fafed/fig2.py::_setting,_side,_beats,_moving,claims"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:
