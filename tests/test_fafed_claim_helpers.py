@@ -120,3 +120,218 @@ def test_not_testable_drops_only_the_no_comparisons_line():
     full = C.judge("Y", "text", "src", [K.lower(_s("A", LOW), _s("B", HIGH), "lab")])
     kept = K.not_testable(full, "why")
     assert kept.evidence == ["not testable at this scale: why"] + [f"(for information) {e}" for e in full.evidence]
+
+
+# ---------------------------------------------------------------------------------------------- claims, whole
+def _view(claims):
+    """Each claim's words, verdict and evidence, and per comparison (a, its metric and cap, b, its metric and cap,
+    higher_is_better): everything a report prints from it."""
+    out = {}
+    for c in claims:
+        d = c.to_dict()
+        out[d["id"]] = {k: d[k] for k in ("text", "source", "status", "evidence", "rule", "quote", "kind")}
+        out[d["id"]]["sides"] = [(cm["a"]["method"], cm["a"]["metric"], cm["a"]["cap"], cm["b"]["method"],
+                                  cm["b"]["metric"], cm["b"]["cap"], cm["higher_is_better"])
+                                 for cm in d["comparisons"]]
+    return out
+
+
+RULE = C.RULE_TEXT
+FINAL = "training loss, mean of the last 3 rounds"
+RISE = "early fluctuation (Σ of upward moves of the loss, first half of the rounds)"
+MOVING = ("convergence: 2 of 3 loss curves the claim reads are still moving at the last round (change over the last "
+          "10 % of rounds): FedAdam falling (-0.020); FedAMS rising (+0.030) — their order may still change")
+FLAT = ("convergence: every loss curve the claim reads is flat at the last round (change over the last 10 % of "
+        "rounds within 1 %)")
+
+
+# ---------------------------------------------------------------------------------------------- Figure 1
+LM_ORDER = ["FedAvg", "FedAdam", "FedAMS", "FAFED"]
+LM_CONV = {"FAFED": ("flat", 0.001), "FedAdam": ("falling", -0.02), "FedAMS": ("rising", 0.03)}   # FedAvg: none
+
+
+def _lm_runs(final=None, rise=None, seeds=(0, 1, 2), jitter=(0.0, 0.004, -0.003), diverge=True):
+    """FAFED lowest, FedAMS highest final loss; FedAdam fluctuates most. FedAvg's seed 2 diverged (final loss), and
+    FedAdam's seed 1 early fluctuation is infinite: each is censored at its own column's cap."""
+    final = final or {"FedAvg": 5.0, "FedAdam": 4.8, "FedAMS": 5.2, "FAFED": 4.6}
+    rise = rise or {"FedAvg": 0.1, "FedAdam": 0.3, "FedAMS": 0.2, "FAFED": 0.05}
+    rows = [{"method": m, "seed": s, "final_loss": final[m] + j, "early_rise": rise[m] + j}
+            for m in LM_ORDER for s, j in zip(seeds, jitter)]
+    runs = pd.DataFrame(rows)
+    if not diverge:
+        return runs
+    runs.loc[(runs.method == "FedAvg") & (runs.seed == 2), "final_loss"] = math.inf
+    runs.loc[(runs.method == "FedAdam") & (runs.seed == 1), "early_rise"] = math.inf
+    return runs
+
+
+def test_figure1_claims_in_full():
+    got = _view(fig1.claims(_lm_runs(), LM_ORDER, "toy", LM_CONV))
+    src = "§Language Modeling Task (Figure 1)"
+    assert got == {
+        "F1.1": {"text": "FAFED's training loss is below every baseline's at the end of training (toy)",
+                 "source": src, "status": C.CONFIRMED, "kind": "sentence", "quote": P.CLAIMS["fig1_best"][0],
+                 "evidence": [
+                     "better: toy: FAFED 4.600 vs FedAvg >5.204 (2/3 reached); Δ = -0.469 [-0.766, -0.172] (n = 3), "
+                     "Holm p = 0.021",
+                     "better: toy: FAFED 4.600 vs FedAdam 4.800; Δ = -0.200 [-0.200, -0.200] (n = 3), Holm p = 0",
+                     "better: toy: FAFED 4.600 vs FedAMS 5.200; Δ = -0.600 [-0.600, -0.600] (n = 3), Holm p = 0",
+                     MOVING],
+                 "rule": RULE + "; compared: the mean training loss of the last 3 rounds, lower is better",
+                 "sides": [("FAFED", FINAL, None, "FedAvg", FINAL, 5.204, False),
+                           ("FAFED", FINAL, None, "FedAdam", FINAL, None, False),
+                           ("FAFED", FINAL, None, "FedAMS", FINAL, None, False)]},
+        "F1.2": {"text": "FedAdam fluctuates more than FAFED at the beginning of training (toy)",
+                 "source": src, "status": C.CONFIRMED, "kind": "sentence",
+                 "quote": P.CLAIMS["fig1_fedadam_fluctuation"][0],
+                 "evidence": ["better: toy: FAFED 0.050 vs FedAdam >0.3 (2/3 reached); Δ = -0.249 [-0.254, -0.243] "
+                              "(n = 3), Holm p = 2.87e-05"],
+                 "rule": RULE + f"; compared: the {RISE}, lower is better (FAFED first: 'better' = FAFED fluctuates "
+                                "less than FedAdam)",
+                 "sides": [("FAFED", RISE, None, "FedAdam", RISE, 0.3, False)]},
+        "F1.3": {"text": "FedAMS's training loss is above FAFED's and FedAdam's at the end of training (toy)",
+                 "source": src, "status": C.CONFIRMED, "kind": "sentence", "quote": P.CLAIMS["fig1_fedams_worse"][0],
+                 "evidence": [
+                     "better: toy: FAFED 4.600 vs FedAMS 5.200; Δ = -0.600 [-0.600, -0.600] (n = 3), Holm p = 0",
+                     "better: toy: FedAdam 4.800 vs FedAMS 5.200; Δ = -0.400 [-0.400, -0.400] (n = 3), Holm p = 0",
+                     MOVING],
+                 "rule": RULE + "; compared: the mean training loss of the last 3 rounds, lower is better ('better' "
+                                "= FedAMS is above)",
+                 "sides": [("FAFED", FINAL, None, "FedAMS", FINAL, None, False),
+                           ("FedAdam", FINAL, None, "FedAMS", FINAL, None, False)]}}
+    assert P.CLAIMS["fig1_best"][1] == src == P.CLAIMS["fig1_fedadam_fluctuation"][1] == P.CLAIMS[
+        "fig1_fedams_worse"][1]
+
+
+def test_figure1_mirrored_numbers_refute_every_claim():
+    mirrored = fig1.claims(_lm_runs(final={"FedAvg": 5.0, "FedAdam": 5.4, "FedAMS": 4.6, "FAFED": 5.6},
+                                    rise={"FedAvg": 0.1, "FedAdam": 0.02, "FedAMS": 0.2, "FAFED": 0.5},
+                                    diverge=False),
+                           LM_ORDER, "toy")
+    assert {c.id: c.status for c in mirrored} == {"F1.1": C.REFUTED, "F1.2": C.REFUTED, "F1.3": C.REFUTED}
+    assert all(e == FLAT for c in mirrored for e in c.evidence if e.startswith("convergence"))
+
+
+def test_figure1_equal_numbers_are_inconclusive():
+    same = {m: 5.0 for m in LM_ORDER}
+    tied = fig1.claims(_lm_runs(final=same, rise={m: 0.1 for m in LM_ORDER}), LM_ORDER, "toy")
+    assert {c.id: c.status for c in tied} == {"F1.1": C.INCONCLUSIVE, "F1.2": C.INCONCLUSIVE,
+                                              "F1.3": C.INCONCLUSIVE}
+
+
+@pytest.mark.parametrize("order, ids", [(["FedAvg", "FAFED"], ["F1.1"]), (["FedAdam", "FAFED"], ["F1.1", "F1.2"]),
+                                        (["FedAvg", "FedAdam", "FedAMS"], []),
+                                        (["FedAMS", "FAFED"], ["F1.1"]),
+                                        (["FedAdam", "FedAMS", "FAFED"], ["F1.1", "F1.2", "F1.3"])])
+def test_figure1_makes_only_the_claims_its_methods_allow(order, ids):
+    runs = _lm_runs()
+    got = fig1.claims(runs[runs.method.isin(order)], order, "toy")
+    assert [c.id for c in got] == ids
+    if ids:
+        assert [e for e in got[0].evidence if e.startswith("convergence")] == [FLAT]      # no conv: every curve flat
+        assert [cm["b"]["method"] for cm in got[0].comparisons] == [m for m in order if m != "FAFED"]
+
+
+# ---------------------------------------------------------------------------------------------- Figure 2
+IMG_ORDER = ["FedAvg", "FedAdam", "FedAMS", "FAFED"]
+LEVEL_SHIFT = {"low": 0.0, "moderate": 0.01, "high": 0.02}
+WHERE = "on 1 distinct dataset (digits (mlp_small) for MNIST); Fashion-MNIST, CIFAR-10 not run at this scale"
+DIG = "digits (mlp_small)"
+
+
+def _fig2_settings():
+    from fedlib.reporting import artefact as A
+    from fedlib.reporting.profiles import load_settings
+
+    return load_settings(A.of(fig2).section, "embedded", params_file=ROOT / "params.yaml", schema=fig2.PARAMS)
+
+
+def _img_runs(final=None, rise=None, diverge=True, seeds=(0, 1, 2), jitter=(0.0, 0.004, -0.003)):
+    """FAFED lowest in every level; FedAvg's low-heterogeneity seed 2 diverged (final loss) and FedAdam's
+    high-heterogeneity seed 1 fluctuation is infinite: each censored at its own column's cap."""
+    final = final or {"FedAvg": 0.5, "FedAdam": 0.4, "FedAMS": 0.45, "FAFED": 0.3}
+    rise = rise or {"FedAvg": 0.1, "FedAdam": 0.3, "FedAMS": 0.2, "FAFED": 0.05}
+    runs = pd.DataFrame([{"row": "mnist", "level": lv, "method": m, "seed": s, "final_loss": final[m] + sh + j,
+                          "early_rise": rise[m] + sh + j}
+                         for lv, sh in LEVEL_SHIFT.items() for m in IMG_ORDER for s, j in zip(seeds, jitter)])
+    if diverge:
+        runs.loc[(runs.method == "FedAvg") & (runs.seed == 2) & (runs.level == "low"), "final_loss"] = math.inf
+        runs.loc[(runs.method == "FedAdam") & (runs.seed == 1) & (runs.level == "high"), "early_rise"] = math.inf
+    return runs
+
+
+def _ev(level, a, b, rest):
+    return f"better: {DIG}, {level} heterogeneity: FAFED {a} vs {b}; {rest}"
+
+
+def test_figure2_claims_in_full():
+    conv = {("mnist", "low", "FedAdam"): ("falling", -0.02), ("mnist", "high", "FedAMS"): ("rising", 0.03),
+            ("mnist", "low", "FAFED"): ("flat", 0.0), ("other", "low", "FedAvg"): ("rising", 1.0)}
+    got = _view(fig2.claims(_img_runs(), IMG_ORDER, _fig2_settings(), conv))
+    rule = RULE + "; compared: each seed's training loss averaged over its last 3 rounds, lower is better"
+    zero = "Holm p = 0"
+    f21 = [_ev("low", "0.300", "FedAvg >0.524 (2/3 reached)", "Δ = -0.209 [-0.248, -0.170] (n = 3), Holm p = 0.00185"),
+           _ev("low", "0.300", "FedAdam 0.400", f"Δ = -0.100 [-0.100, -0.100] (n = 3), {zero}"),
+           _ev("low", "0.300", "FedAMS 0.450", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}"),
+           "convergence: 1 of 2 loss curves the claim reads are still moving at the last round (change over the last "
+           f"10 % of rounds): FedAdam ({DIG}, low heterogeneity) falling (-0.020) — their order may still change"]
+    f22 = [_ev(lv, a, b, f"Δ = {d} [{d}, {d}] (n = 3), Holm p = {p}")
+           for lv, fa in (("moderate", 0.31), ("high", 0.32))
+           for a, b, d, p in ((f"{fa:.3f}", f"FedAvg {fa + 0.2:.3f}", "-0.200", "1.93e-32"),
+                              (f"{fa:.3f}", f"FedAdam {fa + 0.1:.3f}", "-0.100", "0"),
+                              (f"{fa:.3f}", f"FedAMS {fa + 0.15:.3f}", "-0.150", "0"))]
+    f22.append("convergence: 1 of 1 loss curves the claim reads are still moving at the last round (change over the "
+               f"last 10 % of rounds): FedAMS ({DIG}, high heterogeneity) rising (+0.030) — their order may still "
+               "change")
+    f23 = [_ev("low", "0.050", "FedAdam 0.300", f"Δ = -0.250 [-0.250, -0.250] (n = 3), {zero}"),
+           _ev("low", "0.050", "FedAMS 0.200", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}"),
+           _ev("moderate", "0.060", "FedAdam 0.310", f"Δ = -0.250 [-0.250, -0.250] (n = 3), {zero}"),
+           _ev("moderate", "0.060", "FedAMS 0.210", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}"),
+           _ev("high", "0.070", "FedAdam >0.32 (2/3 reached)",
+               "Δ = -0.249 [-0.254, -0.243] (n = 3), Holm p = 2.87e-05"),
+           _ev("high", "0.070", "FedAMS 0.220", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}")]
+    rivals = ["FedAvg", "FedAdam", "FedAMS"]
+    assert got == {
+        "F2.1": {"text": "FAFED's training loss is below every baseline's at the end of training, low heterogeneity "
+                         f"(Figure 2), {WHERE}",
+                 "source": "Figure 2 (§Image Classification Tasks)", "status": C.CONFIRMED, "kind": "sentence",
+                 "quote": P.CLAIMS["fig2_best"][0], "evidence": f21, "rule": rule,
+                 "sides": [("FAFED", FINAL, None, m, FINAL, 0.524 if m == "FedAvg" else None, False)
+                           for m in rivals]},
+        "F2.2": {"text": "FAFED's training loss is below every baseline's at the end of training, moderate and high "
+                         f"heterogeneity (the supplementary figures), {WHERE}",
+                 "source": "§Image Classification Tasks (supplementary figures)", "status": C.CONFIRMED,
+                 "kind": "sentence", "quote": P.CLAIMS["fig2_best"][0], "evidence": f22, "rule": rule,
+                 "sides": [("FAFED", FINAL, None, m, FINAL, None, False) for _ in range(2) for m in rivals]},
+        "F2.3": {"text": "FAFED's training loss fluctuates less than FedAdam's and FedAMS's at the beginning of "
+                         f"training, in every heterogeneity setting, {WHERE}",
+                 "source": P.CLAIMS["fig2_fluctuation"][1], "status": C.CONFIRMED, "kind": "sentence",
+                 "quote": P.CLAIMS["fig2_fluctuation"][0], "evidence": f23,
+                 "rule": RULE + f"; compared: the {RISE}, lower is better",
+                 "sides": [("FAFED", RISE, None, m, RISE, 0.32 if (lv, m) == ("high", "FedAdam") else None, False)
+                           for lv in ("low", "moderate", "high") for m in ("FedAdam", "FedAMS")]}}
+    assert P.CLAIMS["fig2_fluctuation"][1] == "§Image Classification Tasks (Figure 2 and the supplementary figures)"
+
+
+def test_figure2_mirrored_numbers_refute_and_equal_numbers_are_inconclusive():
+    st = _fig2_settings()
+    worse = fig2.claims(_img_runs(final={"FedAvg": 0.3, "FedAdam": 0.3, "FedAMS": 0.3, "FAFED": 0.5},
+                                  rise={"FedAvg": 0.1, "FedAdam": 0.05, "FedAMS": 0.05, "FAFED": 0.3},
+                                  diverge=False), IMG_ORDER, st)
+    assert {c.id: c.status for c in worse} == {"F2.1": C.REFUTED, "F2.2": C.REFUTED, "F2.3": C.REFUTED}
+    assert [e for e in worse[0].evidence if e.startswith("convergence")] == [FLAT]
+    tied = fig2.claims(_img_runs(final={m: 0.3 for m in IMG_ORDER}, rise={m: 0.1 for m in IMG_ORDER},
+                                 diverge=False), IMG_ORDER, st)
+    assert {c.id: c.status for c in tied} == {"F2.1": C.INCONCLUSIVE, "F2.2": C.INCONCLUSIVE,
+                                              "F2.3": C.INCONCLUSIVE}
+
+
+@pytest.mark.parametrize("order, ids, f23_rivals", [
+    (["FedAvg", "FAFED"], ["F2.1", "F2.2"], None), (["FedAMS", "FAFED"], ["F2.1", "F2.2", "F2.3"], ["FedAMS"]),
+    (["FedAdam", "FAFED"], ["F2.1", "F2.2", "F2.3"], ["FedAdam"]), (["FedAvg", "FedAdam", "FedAMS"], [], None)])
+def test_figure2_makes_only_the_claims_its_methods_allow(order, ids, f23_rivals):
+    runs = _img_runs(diverge=False)
+    got = fig2.claims(runs[runs.method.isin(order)], order, _fig2_settings())
+    assert [c.id for c in got] == ids
+    if f23_rivals:
+        assert [cm["b"]["method"] for cm in got[2].comparisons] == f23_rivals * 3
