@@ -111,6 +111,17 @@ def test_below_and_above_default_formats():
     assert K.above(x, b, "lab", fmt="{:.1f}").text == "lab: x 1.2 vs bound 2.0 (exact values)"
 
 
+def test_default_formats_are_lower_case_for_exponents_and_infinities():
+    # exact bounds print with 'g' (1.5e+07, not 1.5E+07); paired texts with 'f' (a cap of +inf prints 'inf')
+    x, b = K.side("x", "t", "m", {0: 1.5e7}), K.side("bound", "t", "m", {0: 2.5e-7})
+    assert K.below(x, b, "lab").text == "lab: x 1.5e+07 vs bound 2.5e-07 (exact values)"
+    assert K.above(x, b, "lab").text == "lab: x 1.5e+07 vs bound 2.5e-07 (exact values)"
+    never = K.side("A", "t", "m", {0: 1.0, 1: math.inf, 2: 1.2}, cap=math.inf)
+    fine = K.side("B", "t", "m", {0: 2.0, 1: 2.1, 2: 2.2})
+    assert K.lower(fine, never, "l").text == "l: B 2.100 vs A >inf (2/3 reached); Δ = -inf [nan, nan] (n = 3)"
+    assert K.higher(fine, never, "l").text == "l: B 2.1 vs A >inf (2/3 reached); Δ = -inf [nan, nan] (n = 3)"
+
+
 def test_not_testable_drops_only_the_no_comparisons_line():
     empty = C.judge("X", "text", "src", [])
     assert "no comparisons available" in empty.evidence
