@@ -77,6 +77,7 @@ MODULE_TESTS = {
     # each paper's claim helpers (NAMED below restricts the run to them): hand-made per-seed numbers
     **{f"fedlib/papers/fafed/{name}.py": ["tests/test_fafed_claim_helpers.py", "tests/test_fafed_claims.py"]
        for name in ("common", "fig1", "fig2")},
+    "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
                             "local_work,_merge_active,clip_by_norm",
@@ -86,7 +87,12 @@ NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_p
          # FAFED's claim helpers: per-seed selection, censoring, the comparison directions, and two artefacts' claims
          "fafed-claims": "fedlib/papers/fafed/common.py::by_seed,censor_cap,side,lower,higher,below,above,not_testable",
          "fafed-fig1-claims": "fedlib/papers/fafed/fig1.py::claims",
-         "fafed-fig2-claims": "fedlib/papers/fafed/fig2.py::_setting,_side,_beats,_moving,claims"}
+         "fafed-fig2-claims": "fedlib/papers/fafed/fig2.py::_setting,_side,_beats,_moving,claims",
+         # FedMIM's claim helpers: selection, per-seed sides, paired comparisons of values and of differences, the
+         # convergence notes and the verdict wrapper
+         "fedmim-claims": "fedlib/papers/fedmim/common.py::select,by_seed,mean_curve,cell_status,data_label,side,"
+                          "versus,differences,compare_differences,_where_text,method_name,verdict,convergence_notes,"
+                          "inconsistent_note,missing_rows"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:
