@@ -78,6 +78,7 @@ MODULE_TESTS = {
     **{f"fedlib/papers/fafed/{name}.py": ["tests/test_fafed_claim_helpers.py", "tests/test_fafed_claims.py"]
        for name in ("common", "fig1", "fig2")},
     "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
+    "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
                             "local_work,_merge_active,clip_by_norm",
@@ -92,7 +93,10 @@ NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_p
          # convergence notes and the verdict wrapper
          "fedmim-claims": "fedlib/papers/fedmim/common.py::select,by_seed,mean_curve,cell_status,data_label,side,"
                           "versus,differences,compare_differences,_where_text,method_name,verdict,convergence_notes,"
-                          "inconsistent_note,missing_rows"}
+                          "inconsistent_note,missing_rows",
+         # FAdamGT's claim helpers: target levels, costs read off the curves, cost sides and comparisons, sensitivity
+         "fadamgt-claims": "fedlib/papers/fadamgt/common.py::step,level,stop_entry,rows_by_data,cost_runs,side,"
+                           "cost_paired,with_sensitivity"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:
