@@ -79,6 +79,7 @@ MODULE_TESTS = {
        for name in ("common", "fig1", "fig2")},
     "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
     "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
+    "fedlib/papers/fedadam_ssm/sweep.py": ["tests/test_ssm_claim_helpers.py", "tests/test_ssm_claims.py"],
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
                             "local_work,_merge_active,clip_by_norm",
@@ -96,7 +97,10 @@ NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_p
                           "inconsistent_note,missing_rows",
          # FAdamGT's claim helpers: target levels, costs read off the curves, cost sides and comparisons, sensitivity
          "fadamgt-claims": "fedlib/papers/fadamgt/common.py::step,level,stop_entry,rows_by_data,cost_runs,side,"
-                           "cost_paired,with_sensitivity"}
+                           "cost_paired,with_sensitivity",
+         # FedAdam-SSM's sweep claims (Figures 3-5): per-seed sides, the peak and monotone claims, their notes
+         "ssm-sweep-claims": "fedlib/papers/fedadam_ssm/sweep.py::_name,_values,final_side,rtt_side,_status_of,"
+                             "_moving_notes,peak_comparisons,peak_claim,monotone_claim,_sensitivity"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:
