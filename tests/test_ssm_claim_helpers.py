@@ -58,6 +58,8 @@ def test_final_side_and_rtt_side():
     missed = result({1: 50}, {1: None})
     missed["per_seed"]["rounds_to_target"] = [None, math.nan, 7.0]
     assert sweep.rtt_side(missed, SW, "r", 1, "L", "{:g}").values == {0: None, 1: None, 2: 7.0}
+    missed["per_seed"]["cap"] = [25, 40, 30]                     # runs of one grid value with different caps
+    assert sweep.rtt_side(missed, SW, "r", 1, "L", "{:g}").cap == 40.0      # censored at the largest
 
 
 # ---------------------------------------------------------------------------------------------- peak
