@@ -55,6 +55,12 @@ _HEAD = "the outcome is the text before the first colon, which split(':') gives 
 _RECOMPUTE_NAME = ("the rebuilt side's setting and metric are printed only in the comparison's text, which recompute "
                    "does not return (its error messages name the method and seeds only)")
 
+_SEL_COLUMNS = ("the caller reads only the seed column and `column`, which the selection carries with or without the "
+                "column subset")
+_EQ_BOOL = "numpy's == of an array with a scalar is already a bool array, so the dtype argument is moot"
+_EQ_OBJECT = ("the selection keys are strings (object arrays either way) or numbers, where == gives the same bool "
+              "array on the native and on the object array")
+
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_12": _DEVICE,
@@ -193,4 +199,13 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.engine.xǁSimulationǁrun_round__mutmut_19": _CPU_DEVICE,
     "fedlib.engine.xǁSimulationǁrun_round__mutmut_42": _GATHER_HOME,
     "fedlib.engine.xǁSimulationǁsample_cohort__mutmut_20": _CPU_DEVICE,
+    "fedlib.papers.fedmim.common.x_by_seed__mutmut_3": _SEL_COLUMNS,
+    "fedlib.papers.fedmim.common.x_by_seed__mutmut_5": _SEL_COLUMNS,
+    "fedlib.papers.fedmim.common.x_mean_curve__mutmut_5": _SEL_COLUMNS,
+    "fedlib.papers.fedmim.common.x_mean_curve__mutmut_7": _SEL_COLUMNS,
+    "fedlib.papers.fedmim.common.x_select__mutmut_9": _EQ_BOOL,
+    "fedlib.papers.fedmim.common.x_select__mutmut_11": _EQ_BOOL,
+    "fedlib.papers.fedmim.common.x_select__mutmut_12": _EQ_OBJECT,
+    "fedlib.papers.fedmim.common.x_missing_rows__mutmut_11": ("a placeholder status: claims.not_testable replaces it "
+                                                              "at once, and nothing reads it before"),
 }

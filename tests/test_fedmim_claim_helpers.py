@@ -199,3 +199,19 @@ def test_inconsistent_note_and_missing_rows():
     bare = M.missing_rows("X3", "t", "s", {"profile": "paper"}, ["cifar10"]).to_dict()
     assert (bare["kind"], bare["quote"], bare["evidence"]) == (
         "sentence", "", ["not testable at this scale: the paper block does not run a stand-in for CIFAR-10"])
+
+
+def test_data_label_of_a_single_run():
+    assert M.data_label(frame(), algorithm="fedmim", split="iid", seed=2) == "digits (mlp_small)"
+    f = frame()
+    f.loc[(f.algorithm == "fedavg") & (f.seed == 0), ["dataset", "model"]] = ["other", "cnn"]
+    assert M.data_label(f, **AVG_IID) == "other (cnn)"                       # the first run in seed order
+
+
+def test_default_formats_print_an_infinite_accuracy_lower_case():
+    f = frame()
+    f.loc[f.algorithm == "fedmim", "acc"] = [math.inf] * 3 + [1.0] * 3        # iid: inf, dir0.1: 1
+    c = M.versus(f, "acc", MIM_IID, AVG_IID, "IID")
+    assert c.text == "IID: FedMIM (ours) inf vs FedAvg 78.03; Δ = inf [nan, nan] (n = 3)"
+    d = M.compare_differences(f, "acc", {"split": "iid"}, {"split": "dir0.1"}, "fedmim", "fedavg", "S", "drop", False)
+    assert d.text == "S, drop: FedMIM (ours) inf vs FedAvg 8.00; Δ = inf [nan, nan] (n = 3)"
