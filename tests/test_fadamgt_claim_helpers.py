@@ -35,6 +35,8 @@ def test_step_level_and_stop_entry():
     assert G.level(SETTINGS, "a") == 0.35
     assert G.level(SETTINGS, "a", 0.01) == 0.36
     assert G.level(SETTINGS, "a", -0.01) == 0.34 and 0.35 - 0.01 != 0.34           # rounded: compares as 0.34
+    assert G.level(SETTINGS, "a", 4e-7) == 0.35                                      # to 6 decimals
+    assert G.level(SETTINGS, "a", 6e-7) == 0.350001
     assert G.level({"datasets": {"a": {"target_acc": "0.5"}}}, "a") == 0.5
     assert G.stop_entry(SETTINGS, "b") == {"dataset": "digits", "target_acc": 0.81, "rounds": 40}
     assert SETTINGS["datasets"]["b"]["target_acc"] == 0.8                            # the entry is not changed
@@ -73,6 +75,7 @@ def test_cost_runs_at_a_moved_target_on_both_sides():
     assert G.cost_runs([rec], SETTINGS, offset=0.01).loc[0, ["target_acc", "rounds", "comm"]].tolist() == \
         [0.36, 6.0, 15.0]
     assert G.cost_runs([rec], SETTINGS, offset=0.01 + 1e-13).loc[0, "rounds"] == 6.0      # within the tolerance
+    assert G.cost_runs([rec], SETTINGS, offset=0.01 + 1e-12).loc[0, "rounds"] == 6.0      # exactly at the limit
     with pytest.raises(ValueError, match=r"^offset 0\.0100001 is above target_step 0\.01: the runs stopped before "
                                          r"that level$"):
         G.cost_runs([rec], SETTINGS, offset=0.0100001)
@@ -173,3 +176,20 @@ def test_with_sensitivity_without_a_step_changes_nothing(dx):
 def test_with_sensitivity_prints_the_step_in_points_with_g():
     claims = G.with_sensitivity([_claim("A", ["better"])], lambda dx: [_claim("A", ["better"])], 0.005)
     assert claims[0].evidence[-1].endswith("−0.5 pp → confirmed (1 better); +0.5 pp → confirmed (1 better)")
+
+
+def test_with_sensitivity_goes_on_after_a_not_testable_claim_or_a_check():
+    claims = [C.not_testable(_claim("A", ["better"]), "why"), _claim("A", ["better"], kind="check"),
+              _claim("A", ["better"])]
+    G.with_sensitivity(claims, lambda dx: [_claim("A", ["tie"])], 0.01)
+    assert claims[2].evidence[-1] == ("target sensitivity (same runs, costs read at the moved target): −1 pp → "
+                                      "inconclusive (1 tie); +1 pp → inconclusive (1 tie)")
+
+
+def test_cost_paired_formats_costs_with_one_lower_case_decimal():
+    agg = pd.DataFrame([{"algorithm": "w", "rounds_by_seed": {0: 5.0, 1: 6.0}, "cap": math.inf,
+                         "vectors_per_round": 2.0},
+                        {"algorithm": "v", "rounds_by_seed": {0: None, 1: None}, "cap": math.inf,
+                         "vectors_per_round": 2.0}])
+    c = G.cost_paired(agg, "rounds", ("A", {"algorithm": "w"}), ("B", {"algorithm": "v"}), "S")
+    assert c.text == "S: A 5.5 vs B >inf; Δ = -inf [nan, nan] (n = 2)"
