@@ -61,6 +61,14 @@ _EQ_BOOL = "numpy's == of an array with a scalar is already a bool array, so the
 _EQ_OBJECT = ("the selection keys are strings (object arrays either way) or numbers, where == gives the same bool "
               "array on the native and on the object array")
 
+_SHIFT_LABEL = ("the target shift only names the metric of the sensitivity comparisons' sides ('rounds to 79%'); "
+                "_sensitivity reduces them to a verdict and an outcome tally, and no text shows the metric")
+_SENS_UNUSED = "_sensitivity reads only comps_at and aggregate: this argument is never used"
+_SENS_ONLY = ("in the sensitivity comparisons, which _sensitivity reduces to a verdict and an outcome tally: the "
+              "side names / the branch ('rtt' for any metric but 'final') do not reach any text")
+_ACC_F = ("'F' differs from 'f' only for inf and nan, and final accuracies (percentages; a nan one is refused by "
+          "claims.paired) and their paired means and intervals are finite")
+
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_12": _DEVICE,
@@ -208,4 +216,23 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.papers.fedmim.common.x_select__mutmut_12": _EQ_OBJECT,
     "fedlib.papers.fedmim.common.x_missing_rows__mutmut_11": ("a placeholder status: claims.not_testable replaces it "
                                                               "at once, and nothing reads it before"),
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_88": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_104": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_157": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_comparisons__mutmut_60": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_102": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_141": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_142": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_143": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_144": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_72": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_73": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_74": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_75": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_90": _SENS_ONLY,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_92": _SENS_ONLY,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_61": _ACC_F,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_comparisons__mutmut_43": _ACC_F,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_72": "the argument removed equals claims.paired's default (fmt = '{:.3g}')",
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_139": "notes is still empty here: the convergence notes are added only for metric 'final', the sensitivity only for any other metric",
 }

@@ -162,3 +162,54 @@ def test_monotone_claim_on_rounds_in_full_with_its_sensitivity():
     mirrored = sweep.monotone_claim(result({0.01: 0, 0.05: 0, 1.0: 0}, {0.01: 3, 0.05: 9, 1.0: 20}), SW, "X", "t",
                                     "s", "q", "α", "{:g}", "rtt")
     assert mirrored.status == C.REFUTED
+
+
+# ---------------------------------------------------------------------------------------------- two rows, long runs
+SW2 = {"rows": ["r", "q"], "datasets": {**SW["datasets"],
+                                        "q": {"dataset": "synthetic", "model": "mlp", "target_acc": 0.5}}}
+MOVING_Q = ("convergence: still moving at the last round on synthetic (mlp): L=1 still rising, L=20 still falling; "
+            "their final accuracies are read before the curves flatten")
+
+
+def two_rows(r, q):
+    return {k: pd.concat([r[k], q[k].assign(row="q")], ignore_index=True) for k in ("per_seed", "summary")}
+
+
+def test_peak_claim_compares_and_notes_every_row():
+    c = sweep.peak_claim(two_rows(result({1: 50, 5: 80, 20: 60}),
+                                  result({1: 40, 5: 70, 20: 30}, status={1: "still rising", 20: "still falling"})),
+                         SW2, "X", "t", "s", "q", "L", "{:g}", "final")
+    assert c.status == C.CONFIRMED
+    assert c.evidence == [
+        f"better: {DIG}: L=5 80.2 vs L=1 50.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 2.8e-32",
+        f"better: {DIG}: L=5 80.2 vs L=20 60.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 2.8e-32",
+        "better: synthetic (mlp): L=5 70.2 vs L=1 40.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 2.8e-32",
+        "better: synthetic (mlp): L=5 70.2 vs L=20 30.2; Δ = 40.0 [40.0, 40.0] (n = 3), Holm p = 2.1e-32",
+        f"{DIG}: best interior value L=5; grid 1, 5, 20",
+        f"convergence: every L curve is flat over its last 10% of rounds on {DIG}",
+        "synthetic (mlp): best interior value L=5; grid 1, 5, 20",
+        MOVING_Q]
+
+
+def test_monotone_claim_notes_every_row():
+    c = sweep.monotone_claim(two_rows(result({1: 50, 5: 80, 20: 90}, status={5: "still rising"}),
+                                      result({1: 40, 5: 70, 20: 80},
+                                             status={1: "still rising", 20: "still falling"})),
+                             SW2, "X", "t", "s", "q", "L", "{:g}", "final")
+    assert c.status == C.CONFIRMED and len(c.comparisons) == 4
+    assert c.evidence[4:] == [
+        f"convergence: still moving at the last round on {DIG}: L=5 still rising; their final accuracies are read "
+        "before the curves flatten", MOVING_Q]
+
+
+def test_rounds_in_the_thousands_print_lower_case_exponents():
+    mono = sweep.monotone_claim(result({1: 0, 5: 0, 20: 0}, {1: 2500, 5: 1200, 20: 900}), SW, "X", "t", "s", "q",
+                                "L", "{:g}", "rtt")
+    assert mono.evidence[:2] == [
+        f"better: {DIG}: L=5 1.2e+03 vs L=1 2.5e+03; Δ = -1.3e+03 [-1.3e+03, -1.3e+03] (n = 3), Holm p = 0",
+        f"better: {DIG}: L=20 900 vs L=5 1.2e+03; Δ = -300 [-300, -300] (n = 3), Holm p = 0"]
+    peak = sweep.peak_claim(result({1: 0, 5: 0, 20: 0}, {1: 2500, 5: 1200, 20: 1900}), SW, "X", "t", "s", "q", "L",
+                            "{:g}", "rtt")
+    assert peak.evidence[:2] == [
+        f"better: {DIG}: L=5 1.2e+03 vs L=1 2.5e+03; Δ = -1.3e+03 [-1.3e+03, -1.3e+03] (n = 3), Holm p = 0",
+        f"better: {DIG}: L=5 1.2e+03 vs L=20 1.9e+03; Δ = -700 [-700, -700] (n = 3), Holm p = 0"]
