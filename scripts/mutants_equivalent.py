@@ -66,6 +66,9 @@ _SHIFT_LABEL = ("the target shift only names the metric of the sensitivity compa
 _SENS_UNUSED = "_sensitivity reads only comps_at and aggregate: this argument is never used"
 _SENS_ONLY = ("in the sensitivity comparisons, which _sensitivity reduces to a verdict and an outcome tally: the "
               "side names / the branch ('rtt' for any metric but 'final') do not reach any text")
+_PAIRED_FMT = "the argument removed equals claims.paired's default (fmt = '{:.3g}')"
+_NOTES_EMPTY = ("notes is still empty here: the convergence notes are added only for metric 'final', the "
+                "sensitivity only for any other metric")
 _ACC_F = ("'F' differs from 'f' only for inf and nan, and final accuracies (percentages; a nan one is refused by "
           "claims.paired) and their paired means and intervals are finite")
 
@@ -233,6 +236,6 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_92": _SENS_ONLY,
     "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_61": _ACC_F,
     "fedlib.papers.fedadam_ssm.sweep.x_peak_comparisons__mutmut_43": _ACC_F,
-    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_72": "the argument removed equals claims.paired's default (fmt = '{:.3g}')",
-    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_139": "notes is still empty here: the convergence notes are added only for metric 'final', the sensitivity only for any other metric",
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_72": _PAIRED_FMT,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_139": _NOTES_EMPTY,
 }
