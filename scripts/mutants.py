@@ -76,7 +76,7 @@ MODULE_TESTS = {
         "tests/test_hparams.py"],
     # each paper's claim helpers (NAMED below restricts the run to them): hand-made per-seed numbers
     **{f"fedlib/papers/fafed/{name}.py": ["tests/test_fafed_claim_helpers.py", "tests/test_fafed_claims.py"]
-       for name in ("common", "fig1", "fig2")},
+       for name in ("common", "fig1", "fig2", "fmnist_accuracy")},
     "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
     "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
     "fedlib/papers/fedadam_ssm/sweep.py": ["tests/test_ssm_claim_helpers.py", "tests/test_ssm_claims.py"],
@@ -90,6 +90,8 @@ NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_p
          "fafed-claims": "fedlib/papers/fafed/common.py::by_seed,censor_cap,side,lower,higher,below,above,not_testable",
          "fafed-fig1-claims": "fedlib/papers/fafed/fig1.py::claims",
          "fafed-fig2-claims": "fedlib/papers/fafed/fig2.py::_setting,_side,_beats,_moving,claims",
+         "fafed-accuracy-claims": "fedlib/papers/fafed/fmnist_accuracy.py::_side,_best,_falls,_for_information,"
+                                  "_moving,claims",
          # FedMIM's claim helpers: selection, per-seed sides, paired comparisons of values and of differences, the
          # convergence notes and the verdict wrapper
          "fedmim-claims": "fedlib/papers/fedmim/common.py::select,by_seed,mean_curve,cell_status,data_label,side,"

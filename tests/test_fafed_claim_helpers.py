@@ -354,3 +354,96 @@ def test_figure2_makes_only_the_claims_its_methods_allow(order, ids, f23_rivals)
     assert [c.id for c in got] == ids
     if f23_rivals:
         assert [cm["b"]["method"] for cm in got[2].comparisons] == f23_rivals * 3
+
+
+# ---------------------------------------------------------------------------------------------- accuracy table
+ACC_LEVELS = {"low": 0.0, "moderate": -2.0, "high": -5.0}
+
+
+def _acc_frame(local, glob, rows=("fashion_mnist",)):
+    """Per (row, level, method, seed) last-round accuracies (%): the level shifts every method alike."""
+    return pd.DataFrame([{"row": row, "level": lv, "method": m, "seed": s, "local": base + sh + j,
+                          "global": glob[m] + sh + j}
+                         for row in rows for lv, sh in ACC_LEVELS.items() for m, base in local.items()
+                         for s, j in zip((0, 1, 2), (0.0, 0.3, -0.2))])
+
+
+def _acc_settings():
+    from fedlib.papers.fafed import fmnist_accuracy
+    from fedlib.reporting import artefact as A
+    from fedlib.reporting.profiles import load_settings
+
+    return load_settings(A.of(fmnist_accuracy).section, "embedded", params_file=ROOT / "params.yaml",
+                         schema=fmnist_accuracy.PARAMS)
+
+
+def test_accuracy_claims_in_full():
+    from fedlib.papers.fafed import fmnist_accuracy as FA
+
+    st = _acc_settings()
+    assert st["rows"] == ["fashion_mnist"] and len(st["seeds"]) == 5
+    acc = _acc_frame({"FedAvg": 80.0, "FAFED": 83.0}, {"FedAvg": 70.0, "FAFED": 69.0}, rows=("fashion_mnist", "x"))
+    acc.loc[acc.row == "x", ["local", "global"]] = 0.0                # a row the settings do not list
+    conv = {"local": {("fashion_mnist", "high", "FAFED"): ("rising", 0.02)},
+            "global": {("fashion_mnist", "low", "FedAvg"): ("rising", 0.5)}}
+    a1, a3 = FA.claims(acc, ["FedAvg", "FAFED"], st, conv)
+    where = "1 distinct dataset (digits (mlp_small))"
+    src = "§Image Classification Tasks (supplementary test-accuracy tables)"
+    moving = ("convergence: 1 of 1 local-accuracy curves the claim reads are still moving at the last round (change "
+              f"over the last 10 % of rounds): FAFED ({DIG}, high) rising (+0.020) — their order may still change")
+    assert (a1.id, a1.status, a1.source, a1.quote) == ("A.1", C.CONFIRMED, src, P.CLAIMS["acc_best"][0])
+    assert a1.text == ("FAFED's test accuracy is at least every baseline's in every heterogeneity setting "
+                       f"({where}, the authors' local measure)")
+    assert a1.rule == RULE + (
+        "; read as FAFED ≥ every baseline (the spec's reading), higher accuracy is better: a significant deficit "
+        "refutes it, a significant lead on every comparison confirms it, and ties leave it inconclusive (5 seeds "
+        "cannot tell ≥ from < within the seed-to-seed spread)")
+    d3 = "Δ = 3.0 [3.0, 3.0] (n = 3), Holm p = 0"
+    assert a1.evidence == [
+        f"better: {DIG}, low, local accuracy (%): FAFED 83.0 vs FedAvg 80.0; {d3}",
+        f"better: {DIG}, moderate, local accuracy (%): FAFED 81.0 vs FedAvg 78.0; {d3}",
+        f"better: {DIG}, high, local accuracy (%): FAFED 78.0 vs FedAvg 75.0; {d3}",
+        moving,
+        f"(global model, for information) worse: {DIG}, low, global accuracy (%): FAFED 69.0 vs FedAvg 70.0; "
+        "Δ = -1.0 [-1.0, -1.0] (n = 3), Holm p = 0",
+        f"(global model, for information) worse: {DIG}, moderate, global accuracy (%): FAFED 67.0 vs FedAvg 68.0; "
+        "Δ = -1.0 [-1.0, -1.0] (n = 3), Holm p = 0",
+        f"(global model, for information) worse: {DIG}, high, global accuracy (%): FAFED 64.0 vs FedAvg 65.0; "
+        "Δ = -1.0 [-1.0, -1.0] (n = 3), Holm p = 0"]
+    metric = "local test accuracy (%), last round"
+    assert [(c["a"]["method"], c["a"]["setting"], c["a"]["metric"], c["b"]["method"], c["b"]["setting"],
+             c["higher_is_better"]) for c in a1.comparisons] == [
+        ("FAFED", f"{DIG}, {lv} heterogeneity", metric, "FedAvg", f"{DIG}, {lv} heterogeneity", True)
+        for lv in ("low", "moderate", "high")]
+    assert (a3.id, a3.status, a3.source, a3.quote) == ("A.3", C.CONFIRMED, src, P.CLAIMS["acc_falls"][0])
+    assert a3.text == ("Every method's test accuracy falls from low to moderate and from moderate to high "
+                       f"heterogeneity ({where}, the authors' local measure)")
+    assert a3.rule == RULE + "; 'better' = the less heterogeneous setting is more accurate"
+    steps = [("FedAvg", "low", "moderate", 80.0, 78.0, 70.0, 68.0, 2), ("FedAvg", "moderate", "high", 78.0, 75.0,
+                                                                        68.0, 65.0, 3),
+             ("FAFED", "low", "moderate", 83.0, 81.0, 69.0, 67.0, 2), ("FAFED", "moderate", "high", 81.0, 78.0,
+                                                                       67.0, 64.0, 3)]
+    assert a3.evidence == [
+        f"better: {DIG}, {m}, {lo} → {hi}, local accuracy (%): {m} ({lo}) {a:.1f} vs {m} ({hi}) {b:.1f}; "
+        f"Δ = {d:.1f} [{d:.1f}, {d:.1f}] (n = 3), Holm p = 0" for m, lo, hi, a, b, _, _, d in steps] + [moving] + [
+        f"(global model, for information) better: {DIG}, {m}, {lo} → {hi}, global accuracy (%): {m} ({lo}) {ga:.1f} "
+        f"vs {m} ({hi}) {gb:.1f}; Δ = {d:.1f} [{d:.1f}, {d:.1f}] (n = 3), Holm p = 0"
+        for m, lo, hi, _, _, ga, gb, d in steps]
+    assert [(c["a"]["method"], c["a"]["setting"], c["b"]["method"], c["b"]["setting"], c["higher_is_better"])
+            for c in a3.comparisons] == [
+        (f"{m} ({lo})", f"{DIG}, {lo} heterogeneity", f"{m} ({hi})", f"{DIG}, {hi} heterogeneity", True)
+        for m, lo, hi, *_ in steps]
+
+
+def test_accuracy_claims_mirrored_and_without_fafed():
+    from fedlib.papers.fafed import fmnist_accuracy as FA
+
+    st = _acc_settings()
+    worse = FA.claims(_acc_frame({"FedAvg": 83.0, "FAFED": 80.0}, {"FedAvg": 70.0, "FAFED": 69.0}),
+                      ["FedAvg", "FAFED"], st)
+    assert worse[0].status == C.REFUTED
+    assert worse[0].evidence[3] == ("convergence: every local-accuracy curve the claim reads is flat at the last "
+                                    "round (change over the last 10 % of rounds within 1 %)")
+    only = FA.claims(_acc_frame({"FedAvg": 83.0, "FedAdam": 80.0}, {"FedAvg": 70.0, "FedAdam": 69.0}),
+                     ["FedAvg", "FedAdam"], st)
+    assert [c.id for c in only] == ["A.3"] and only[0].status == C.CONFIRMED
