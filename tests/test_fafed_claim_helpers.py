@@ -447,3 +447,20 @@ def test_accuracy_claims_mirrored_and_without_fafed():
     only = FA.claims(_acc_frame({"FedAvg": 83.0, "FedAdam": 80.0}, {"FedAvg": 70.0, "FedAdam": 69.0}),
                      ["FedAvg", "FedAdam"], st)
     assert [c.id for c in only] == ["A.3"] and only[0].status == C.CONFIRMED
+
+
+def test_accuracy_claims_name_every_distinct_dataset():
+    import copy
+
+    from fedlib.papers.fafed import fmnist_accuracy as FA
+
+    st = copy.deepcopy(_acc_settings())
+    st["rows"] = ["fashion_mnist", "cifar10"]
+    st["datasets"]["cifar10"] = {"dataset": "synthetic", "model": "mlp", "rounds": 25}
+    acc = _acc_frame({"FedAvg": 80.0, "FAFED": 83.0}, {"FedAvg": 70.0, "FAFED": 69.0}, rows=("fashion_mnist", "cifar10"))
+    a1, a3 = FA.claims(acc, ["FedAvg", "FAFED"], st)
+    for c in (a1, a3):
+        assert c.text.endswith(" distinct dataset (digits (mlp_small), synthetic (mlp)), the authors' local measure)")
+        assert c.status == C.CONFIRMED
+    assert len(a1.comparisons) == 6 and len(a3.comparisons) == 8
+    assert a1.comparisons[3]["a"]["setting"] == "synthetic (mlp), low heterogeneity"
