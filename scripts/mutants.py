@@ -74,12 +74,35 @@ MODULE_TESTS = {
         "tests/test_shared_fields.py::test_a_shared_block_gives_each_algorithm_only_what_it_reads",
         "tests/test_reproducibility.py::test_fingerprint_separates_oracle_paths_dtypes_threads_and_cpu_paths",
         "tests/test_hparams.py"],
+    # each paper's claim helpers (NAMED below restricts the run to them): hand-made per-seed numbers
+    **{f"fedlib/papers/fafed/{name}.py": ["tests/test_fafed_claim_helpers.py", "tests/test_fafed_claims.py"]
+       for name in ("common", "fig1", "fig2", "fmnist_accuracy")},
+    "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
+    "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
+    "fedlib/papers/fedadam_ssm/sweep.py": ["tests/test_ssm_claim_helpers.py", "tests/test_ssm_claims.py"],
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
                             "local_work,_merge_active,clip_by_norm",
          # the run-cache key: the semantic dict, its hash, and the adaptive fields an algorithm reads
          "config-fingerprint": "fedlib/config.py::semantic_dict,fingerprint,algorithm_reads,drop_unread,"
-                               "_unread_adaptive"}
+                               "_unread_adaptive",
+         # FAFED's claim helpers: per-seed selection, censoring, the comparison directions, and two artefacts' claims
+         "fafed-claims": "fedlib/papers/fafed/common.py::by_seed,censor_cap,side,lower,higher,below,above,not_testable",
+         "fafed-fig1-claims": "fedlib/papers/fafed/fig1.py::claims",
+         "fafed-fig2-claims": "fedlib/papers/fafed/fig2.py::_setting,_side,_beats,_moving,claims",
+         "fafed-accuracy-claims": "fedlib/papers/fafed/fmnist_accuracy.py::_side,_best,_falls,_for_information,"
+                                  "_moving,claims",
+         # FedMIM's claim helpers: selection, per-seed sides, paired comparisons of values and of differences, the
+         # convergence notes and the verdict wrapper
+         "fedmim-claims": "fedlib/papers/fedmim/common.py::select,by_seed,mean_curve,cell_status,data_label,side,"
+                          "versus,differences,compare_differences,_where_text,method_name,verdict,convergence_notes,"
+                          "inconsistent_note,missing_rows",
+         # FAdamGT's claim helpers: target levels, costs read off the curves, cost sides and comparisons, sensitivity
+         "fadamgt-claims": "fedlib/papers/fadamgt/common.py::step,level,stop_entry,rows_by_data,cost_runs,side,"
+                           "cost_paired,with_sensitivity",
+         # FedAdam-SSM's sweep claims (Figures 3-5): per-seed sides, the peak and monotone claims, their notes
+         "ssm-sweep-claims": "fedlib/papers/fedadam_ssm/sweep.py::_name,_values,final_side,rtt_side,_status_of,"
+                             "_moving_notes,peak_comparisons,peak_claim,monotone_claim,_sensitivity"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:

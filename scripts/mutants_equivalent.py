@@ -55,6 +55,23 @@ _HEAD = "the outcome is the text before the first colon, which split(':') gives 
 _RECOMPUTE_NAME = ("the rebuilt side's setting and metric are printed only in the comparison's text, which recompute "
                    "does not return (its error messages name the method and seeds only)")
 
+_SEL_COLUMNS = ("the caller reads only the seed column and `column`, which the selection carries with or without the "
+                "column subset")
+_EQ_BOOL = "numpy's == of an array with a scalar is already a bool array, so the dtype argument is moot"
+_EQ_OBJECT = ("the selection keys are strings (object arrays either way) or numbers, where == gives the same bool "
+              "array on the native and on the object array")
+
+_SHIFT_LABEL = ("the target shift only names the metric of the sensitivity comparisons' sides ('rounds to 79%'); "
+                "_sensitivity reduces them to a verdict and an outcome tally, and no text shows the metric")
+_SENS_UNUSED = "_sensitivity reads only comps_at and aggregate: this argument is never used"
+_SENS_ONLY = ("in the sensitivity comparisons, which _sensitivity reduces to a verdict and an outcome tally: the "
+              "side names / the branch ('rtt' for any metric but 'final') do not reach any text")
+_PAIRED_FMT = "the argument removed equals claims.paired's default (fmt = '{:.3g}')"
+_NOTES_EMPTY = ("notes is still empty here: the convergence notes are added only for metric 'final', the "
+                "sensitivity only for any other metric")
+_ACC_F = ("'F' differs from 'f' only for inf and nan, and final accuracies (percentages; a nan one is refused by "
+          "claims.paired) and their paired means and intervals are finite")
+
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_12": _DEVICE,
@@ -193,4 +210,32 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.engine.xǁSimulationǁrun_round__mutmut_19": _CPU_DEVICE,
     "fedlib.engine.xǁSimulationǁrun_round__mutmut_42": _GATHER_HOME,
     "fedlib.engine.xǁSimulationǁsample_cohort__mutmut_20": _CPU_DEVICE,
+    "fedlib.papers.fedmim.common.x_by_seed__mutmut_3": _SEL_COLUMNS,
+    "fedlib.papers.fedmim.common.x_by_seed__mutmut_5": _SEL_COLUMNS,
+    "fedlib.papers.fedmim.common.x_mean_curve__mutmut_5": _SEL_COLUMNS,
+    "fedlib.papers.fedmim.common.x_mean_curve__mutmut_7": _SEL_COLUMNS,
+    "fedlib.papers.fedmim.common.x_select__mutmut_9": _EQ_BOOL,
+    "fedlib.papers.fedmim.common.x_select__mutmut_11": _EQ_BOOL,
+    "fedlib.papers.fedmim.common.x_select__mutmut_12": _EQ_OBJECT,
+    "fedlib.papers.fedmim.common.x_missing_rows__mutmut_11": ("a placeholder status: claims.not_testable replaces it "
+                                                              "at once, and nothing reads it before"),
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_88": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_104": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_157": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_comparisons__mutmut_60": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_102": _SHIFT_LABEL,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_141": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_142": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_143": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_144": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_72": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_73": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_74": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_75": _SENS_UNUSED,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_90": _SENS_ONLY,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_claim__mutmut_92": _SENS_ONLY,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_61": _ACC_F,
+    "fedlib.papers.fedadam_ssm.sweep.x_peak_comparisons__mutmut_43": _ACC_F,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_72": _PAIRED_FMT,
+    "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_139": _NOTES_EMPTY,
 }
