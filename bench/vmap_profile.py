@@ -1,3 +1,4 @@
+# ruff: noqa: I001  -- fedlib must be imported before torch (the portable CPU path), not in sorted order
 """Why the vmapped cohort call is slower than the per-client loop on CPU for convolutional models: a profile.
 
 For each model, one cohort call of the oracle (C clients × one minibatch: forward, backward, per-client gradients)
