@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 import fedlib  # noqa: F401  -- pins the CPU path before torch loads
 import torch
@@ -71,7 +72,8 @@ def main() -> None:
           f", mkldnn {'on' if torch.backends.mkldnn.enabled else 'off'}; C = {args.clients}, B = {args.batch}")
     for name, model_name, shape, classes in SETTINGS:
         model, params, x, y = cohort(model_name, shape, classes, args.clients, args.batch)
-        calls = {mode: (lambda o=Oracle(model, "classification", mode): o(params, x, y)) for mode in ("loop", "vmap")}
+        oracles = {mode: Oracle(model, "classification", mode) for mode in ("loop", "vmap")}
+        calls = {mode: partial(oracle, params, x, y) for mode, oracle in oracles.items()}
         for call in calls.values():
             call()                                              # warm-up
         times = {mode: float("inf") for mode in calls}
