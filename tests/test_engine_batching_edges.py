@@ -19,24 +19,13 @@ import time
 import numpy as np
 import pytest
 import torch
+from test_invariants import SIZES, indexed_regression  # rows that name themselves
 
 from fedlib.data.base import FedDataset
 from fedlib.data.transforms import client_colour_factors
 from fedlib.engine import Simulation
 
-SIZES = (5, 9, 3, 12, 7, 4)
 OWN = [np.flatnonzero(np.repeat(np.arange(len(SIZES)), SIZES) == c) for c in range(len(SIZES))]   # natural rows
-
-
-def indexed(sizes=SIZES) -> FedDataset:
-    """A regression set whose first feature is the row's index, so a minibatch names its rows."""
-    ids = np.repeat(np.arange(len(sizes)), sizes)
-    rng = np.random.default_rng(3)
-    x = np.column_stack([np.arange(len(ids), dtype=np.float64), rng.normal(size=len(ids))])
-    y = rng.normal(size=len(ids))
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    return FedDataset(name="lstsq", task="regression", x_train=xt, y_train=yt, x_test=xt[:4], y_test=yt[:4],
-                      num_classes=0, client_ids=ids)
 
 
 RUN = dict(algorithm="fedavg", dataset="lstsq", partition="natural", n_clients=len(SIZES), dtype="float64",
@@ -44,7 +33,7 @@ RUN = dict(algorithm="fedavg", dataset="lstsq", partition="natural", n_clients=l
 
 
 def sim_for(sizes=SIZES, **changes) -> Simulation:
-    return Simulation({**RUN, "n_clients": len(sizes), **changes}, data=indexed(sizes))
+    return Simulation({**RUN, "n_clients": len(sizes), **changes}, data=indexed_regression(sizes))
 
 
 # ---------------------------------------------------------------------------------------------- K_i
