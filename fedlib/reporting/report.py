@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fedlib.provenance import source_hash
+
 SCALE_TEXT = {
     "embedded": ("**Scale: embedded** — offline, CPU, small: stand-in datasets that ship with a package, fewer "
                  "clients, rounds and seeds than the paper. Magnitudes are not comparable with the paper's numbers; "
@@ -60,8 +62,6 @@ def settings_table(rows: Sequence[tuple[str, Any, Any]]) -> str:
 
 def provenance_note(records: Sequence[dict]) -> str | None:
     """A warning when cached runs were computed by different fedlib numeric sources than the current ones."""
-    from fedlib.experiments import source_hash
-
     current = source_hash()
     stale = sum(1 for r in records if r.get("source_hash") not in (None, current))
     if stale:
