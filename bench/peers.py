@@ -88,6 +88,7 @@ class Job:
     rounds: int = 30
     alpha: float = 0.5
     seed: int = 0
+    device: str = "cpu"               # cpu or cuda: where bare and fedlib train (the plan is always drawn on CPU)
 
     @property
     def dataset(self) -> str:
@@ -97,12 +98,12 @@ class Job:
     def model(self) -> str:
         return "cnn_mnist" if self.mnist else "cnn"
 
-    def fedlib_config(self, oracle: str) -> dict:
+    def fedlib_config(self, oracle: str, device: str | None = None) -> dict:
         return dict(dataset=self.dataset, model=self.model, algorithm="fedavg", partition="dirichlet",
                     alpha=self.alpha, n_clients=self.n_clients, clients_per_round=self.clients_per_round,
                     local_steps=self.local_steps, batch_size=self.batch_size, lr=self.lr, rounds=self.rounds,
-                    eval_every=self.rounds, aggregation="uniform", oracle=oracle, device="cpu", threads=1,
-                    seed=self.seed, progress=False)
+                    eval_every=self.rounds, aggregation="uniform", oracle=oracle,
+                    device=device or self.device, threads=1, seed=self.seed, progress=False)
 
 
 def mnist_t10k(folder: str):
@@ -145,7 +146,7 @@ class Plan:
         from fedlib.engine import Simulation
 
         self.job = job
-        self.sim = Simulation(job.fedlib_config("loop"), data=data)
+        self.sim = Simulation(job.fedlib_config("loop", device="cpu"), data=data)   # fedlib draws on CPU anyway
         self.x0 = self.sim.server["x"].clone()
 
     @property
@@ -219,9 +220,16 @@ def run_fedlib(job: Job, data, oracle: str) -> Outcome:
     record: dict = {}
     while not sim.finished:
         record = sim.run_round()
+        _sync(job)
         ends.append(time.time())
-    split = [sim.index[i, :n].numpy() for i, n in enumerate(sim.sizes.tolist())]
-    return Outcome(ends, x0, sim.server["x"].clone(), float(record["test_acc"]), split)
+    split = [sim.index[i, :n].cpu().numpy() for i, n in enumerate(sim.sizes.tolist())]
+    return Outcome(ends, x0.cpu(), sim.server["x"].cpu().clone(), float(record["test_acc"]), split)
+
+
+def _sync(job: Job) -> None:
+    """Wait for the GPU's queued work, so that a round's end time is when its work is done."""
+    if job.device.startswith("cuda"):
+        torch.cuda.synchronize()
 
 
 def bare_round(model: torch.nn.Module, x: torch.Tensor, cohort, train_x, train_y, lr: float) -> torch.Tensor:
@@ -231,7 +239,7 @@ def bare_round(model: torch.nn.Module, x: torch.Tensor, cohort, train_x, train_y
         load_flat(model, x)
         opt = torch.optim.SGD(model.parameters(), lr=lr)
         for idx in batches:
-            idx = torch.from_numpy(idx)
+            idx = torch.from_numpy(idx).to(train_x.device)
             opt.zero_grad(set_to_none=True)
             torch.nn.functional.cross_entropy(model(train_x[idx]), train_y[idx]).backward()
             opt.step()
@@ -241,14 +249,17 @@ def bare_round(model: torch.nn.Module, x: torch.Tensor, cohort, train_x, train_y
 
 def run_bare(job: Job, data) -> Outcome:
     plan = Plan(job, data)
-    model = fresh_model(plan)
-    train_x, test_x = normalised_images(data)
-    x, ends = plan.x0.clone(), []
+    dev = torch.device(job.device)
+    model = fresh_model(plan).to(dev)
+    train_x, test_x = (t.to(dev) for t in normalised_images(data))
+    train_y, test_y = data.y_train.to(dev), data.y_test.to(dev)
+    x, ends = plan.x0.to(dev), []
     for _ in range(job.rounds):
-        x = bare_round(model, x, plan.next_round(), train_x, data.y_train, job.lr)
+        x = bare_round(model, x, plan.next_round(), train_x, train_y, job.lr)
+        _sync(job)
         ends.append(time.time())
     load_flat(model, x)
-    return Outcome(ends, plan.x0, x, accuracy(model, test_x, data.y_test), plan.split)
+    return Outcome(ends, plan.x0, x.cpu(), accuracy(model, test_x, test_y), plan.split)
 
 
 class PflCohorts:
@@ -519,8 +530,12 @@ def kill_tree(proc: subprocess.Popen) -> None:
     proc.kill()
 
 
-def available(name: str) -> str | None:
+def available(name: str, device: str = "cpu") -> str | None:
     """None when the contestant can run here, else the one-line reason it cannot."""
+    if name in PEER_MODULES and device != "cpu":
+        return f"{name}: not run with --device {device} (this benchmark drives the peers on CPU only)"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        return f"{name}: --device {device} but torch sees no CUDA device"
     module = PEER_MODULES.get(name)
     if module and importlib.util.find_spec(module) is None:
         return f"{name}: not installed ({module} is not importable; pip install -e \".[peers]\", see the docstring)"
@@ -562,8 +577,15 @@ def header(job: Job, args) -> str:
             f"clients/round, {job.local_steps} local steps x batch {job.batch_size}, lr {job.lr}, {job.rounds} "
             f"rounds, 1 torch thread\nmachine: {platform.machine()}, {os.cpu_count()} cores, load "
             f"{os.getloadavg()[0]:.1f} at start, python {platform.python_version()}, torch {torch.__version__}"
-            f"{peer_versions()}\nsteady state: median round without the first {args.warmup} and the last; "
+            f"{peer_versions()}\ndevice: {device_name(job.device)}"
+            f"\nsteady state: median round without the first {args.warmup} and the last; "
             f"{args.reps} interleaved repetitions")
+
+
+def device_name(device: str) -> str:
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
+    return device
 
 
 def peer_versions() -> str:
@@ -587,6 +609,8 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--rounds", type=int, default=30)
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda: where bare and fedlib train; the peers "
+                   "run on CPU only")
     p.add_argument("--reps", type=int, default=3, help="interleaved repetitions of every contestant")
     p.add_argument("--warmup", type=int, default=3, help="first rounds left out of the steady state")
     p.add_argument("--contestants", default=",".join(CONTESTANTS))
@@ -607,7 +631,8 @@ def main(argv=None) -> None:
         print(saved["header"] + "\n" + table({n: summarise(r) for n, r in saved["runs"].items()}))
         return None
     job = Job(mnist=args.mnist, n_clients=args.n_clients, clients_per_round=args.clients_per_round,
-              local_steps=args.local_steps, batch_size=args.batch_size, lr=args.lr, rounds=args.rounds)
+              local_steps=args.local_steps, batch_size=args.batch_size, lr=args.lr, rounds=args.rounds,
+              device=args.device)
     if args.rounds < args.warmup + 2:
         raise SystemExit(f"--rounds {args.rounds} leaves no steady round; allowed: >= --warmup + 2 = {args.warmup + 2}")
     names = [n.strip() for n in args.contestants.split(",") if n.strip()]
@@ -619,9 +644,9 @@ def main(argv=None) -> None:
     load_job_data(job)                                # a missing or corrupt --mnist folder fails here, in one line
     head = header(job, args)
     print(head, flush=True)
-    for name in [n for n in names if available(n)]:
-        print(available(name), flush=True)
-    names = [n for n in names if not available(n)]
+    for name in [n for n in names if available(n, job.device)]:
+        print(available(name, job.device), flush=True)
+    names = [n for n in names if not available(n, job.device)]
     runs: dict[str, list[dict]] = {n: [] for n in names}
     for rep in range(args.reps):
         for name in names:

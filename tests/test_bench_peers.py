@@ -58,3 +58,15 @@ def test_cohorts_follow_fedlib(peers):
         for k in range(job.local_steps):
             _, y = sim.batch(cohort, perm, k)
             assert torch.equal(torch.stack([data.y_train[torch.from_numpy(b[k])] for _, b in planned]), y)
+
+
+def test_device_reaches_fedlib_but_not_the_plan(peers):
+    """`--device cuda` trains bare and fedlib there; the plan (split, cohorts, minibatches) is drawn on CPU, and the
+    peers, wired for CPU only, are refused in one line instead of silently running on CPU."""
+    job = peers.Job(device="cuda")
+    assert job.fedlib_config("vmap")["device"] == "cuda"
+    assert job.fedlib_config("loop", device="cpu")["device"] == "cpu"
+    assert peers.available("pfl", "cuda") == "pfl: not run with --device cuda (this benchmark drives the peers on CPU only)"
+    assert peers.available("bare", "cpu") is None
+    if not peers.torch.cuda.is_available():
+        assert peers.available("bare", "cuda") == "bare: --device cuda but torch sees no CUDA device"
