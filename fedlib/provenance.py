@@ -11,7 +11,7 @@ from pathlib import Path
 import fedlib
 
 #: fedlib modules whose code decides the numbers of a run (provenance hash stored in each record)
-NUMERIC_SOURCES = ("config.py", "hparams.py", "engine.py", "oracle.py", "metrics.py", "algorithms", "data", "models")
+NUMERIC_SOURCES = ("config.py", "hparams.py", "engine", "oracle.py", "metrics.py", "algorithms", "data", "models")
 
 
 def source_hash() -> str:

@@ -1,7 +1,7 @@
 """Mutation testing of fedlib modules with mutmut 3 (dev dependency): `scripts/mutants.sh MODULE [MODULE ...]`.
 
-MODULE is a path such as `fedlib/algorithms/fedcm.py`, or `fedlib/engine.py::batch,batch_positions` to mutate only
-the named functions or methods of a module. For each module the script
+MODULE is a path such as `fedlib/algorithms/fedcm.py`, or `fedlib/engine/simulation.py::batch,batch_positions` to
+mutate only the named functions or methods of a module. For each module the script
 
 1. makes a scratch copy of fedlib/, tests/ and pyproject.toml under .mutants/<slug>/ whose [tool.mutmut] section
    mutates only that module and selects only the tests listed for it in MODULE_TESTS (mutmut then runs, for each
@@ -55,7 +55,7 @@ MODULE_TESTS = {
                                    "tests/test_stats_edges.py"],
     # the engine runs under every reference case: a representative few (plain, control variates, masked unequal
     # steps, two gradient calls per step, an epoch-based schedule, random draws) keep a survivor's re-run short
-    "fedlib/engine.py": [f"{REFERENCE}::test_matches_reference[{case}]" for case in (
+    "fedlib/engine/simulation.py": [f"{REFERENCE}::test_matches_reference[{case}]" for case in (
         "fedavg-", "fedavg-participation=bernoulli-local_epochs=1.5",
         "scaffold-participation=bernoulli-local_epochs=1.5",
         "fadamgt-participation=bernoulli-local_epochs=1.5-tracking_size=2",
@@ -81,8 +81,8 @@ MODULE_TESTS = {
     "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
     "fedlib/papers/fedadam_ssm/sweep.py": ["tests/test_ssm_claim_helpers.py", "tests/test_ssm_claims.py"],
 }
-NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
-                            "local_work,_merge_active,clip_by_norm",
+NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_steps,batch_positions,batch,"
+                            "run_round,local_work,_merge_active,clip_by_norm",
          # the run-cache key: the semantic dict, its hash, and the adaptive fields an algorithm reads
          "config-fingerprint": "fedlib/config.py::semantic_dict,fingerprint,algorithm_reads,drop_unread,"
                                "_unread_adaptive",
@@ -269,7 +269,8 @@ def write_docs(results: dict) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("modules", nargs="*", help="e.g. fedlib/algorithms/fedcm.py or fedlib/engine.py::batch")
+    parser.add_argument("modules", nargs="*",
+                        help="e.g. fedlib/algorithms/fedcm.py or fedlib/engine/simulation.py::batch")
     parser.add_argument("--render-only", action="store_true", help="only regenerate docs/testing.md")
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the last run's non-equivalent survivors with the current tests (the "

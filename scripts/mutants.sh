@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing: mutate one fedlib module and run only the tests that cover it (mutmut 3, a dev dependency).
 #   scripts/mutants.sh fedlib/algorithms/fedcm.py [more modules ...]
-#   scripts/mutants.sh "fedlib/engine.py::batch,batch_positions"     # only these functions of a module
+#   scripts/mutants.sh "fedlib/engine/simulation.py::batch,batch_positions"  # only these functions of a module
 #   scripts/mutants.sh engine-batching                                # the engine's sampling and batching code
 #   scripts/mutants.sh --render-only                                  # rebuild docs/testing.md from the results
 # Results go to docs/mutation-results.json and the mutation section of docs/testing.md. Slow: not run in CI.

@@ -489,7 +489,7 @@ def test_failed_checkpoint_write_leaves_no_partial_file_and_resumes(tmp_path, ca
 
 
 def test_failed_result_write_keeps_checkpoint(tmp_path, capsys, monkeypatch):
-    import fedlib.engine as engine
+    import fedlib.engine.driver as engine  # the module whose run writes result.json
 
     def full(path, obj):
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -4,17 +4,9 @@ from __future__ import annotations
 import pytest
 
 from fedlib.algorithms import ALGORITHMS
-from fedlib.comm import (
-    comm_bits,
-    comm_cell,
-    comm_column,
-    comm_table,
-    parse_cell,
-    round_half_up,
-    tracking_vectors,
-    vectors_per_round,
-)
+from fedlib.comm import comm_bits, tracking_vectors, vectors_per_round
 from fedlib.config import RunConfig
+from fedlib.papers.fadamgt.table1_comm import comm_cell, comm_column, comm_table, parse_cell, round_half_up
 
 # Table 1 as PRINTED (S000 values), columns per method, rows CIFAR-10 / CIFAR-100 / TinyImageNet.
 TABLE1_ITERATIONS = {

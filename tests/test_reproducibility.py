@@ -40,7 +40,7 @@ def test_fingerprint_separates_oracle_paths_dtypes_threads_and_cpu_paths():
 
 
 def test_default_run_never_times_and_records_its_path(monkeypatch):
-    import fedlib.engine as engine
+    import fedlib.engine.simulation as engine  # the module whose round loop calls choose_mode
 
     asked = []
     real = engine.choose_mode

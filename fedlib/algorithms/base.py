@@ -5,7 +5,7 @@ State is kept in plain dicts of tensors:
   clients : {name: [n, ...]}             persistent per-client state, all n clients
   local   : {"x": [C, d], ...}           per-round working state of the C cohort clients
 
-The engine owns the round loop (see fedlib/engine.py):
+The engine owns the round loop (see fedlib/engine/simulation.py):
 
     server, clients = alg.init(x0, n, ctx0)
     for t in rounds:
