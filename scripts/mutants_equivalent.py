@@ -238,4 +238,7 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.papers.fedadam_ssm.sweep.x_peak_comparisons__mutmut_43": _ACC_F,
     "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_72": _PAIRED_FMT,
     "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_139": _NOTES_EMPTY,
+    # the claim functions inside the artefact modules
+    "fedlib.papers.fedmim.table1.x_acc__mutmut_21": ("the argument removed equals common.versus's default "
+                                                     "(metric = 'final accuracy (%)', table1.ACC)"),
 }

@@ -60,7 +60,7 @@ WHERE1 = ("2 distinct dataset(s) run here: digits (mlp) for CIFAR-10, synthetic 
 BASE = ["FedAvg", "SCAFFOLD", "LocalAdam", "FedLADA"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture      # per test, not per module: mutmut selects the tests that call claims() themselves
 def t1() -> dict[str, C.Claim]:
     return claims1()
 

@@ -49,7 +49,7 @@ def run(tab=None, chk=None, gap=1e-12, records=(1, 2, 3)) -> dict[str, C.Claim]:
     return {c.id: c for c in T.claims(tab, checks() if chk is None else chk, gap, list(records), SETTINGS)}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture      # per test, not per module: mutmut selects the tests that call claims() themselves
 def good() -> dict[str, C.Claim]:
     return run()
 

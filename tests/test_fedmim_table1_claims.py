@@ -43,7 +43,7 @@ def run(levels=None, settings=SETTINGS, algs=ALGS, rows=None) -> dict[str, C.Cla
     return {c.id: c for c in table1.claims(f, settings, algs)}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture      # per test, not per module: mutmut selects the tests that call claims() themselves
 def full() -> dict[str, C.Claim]:
     return run()
 
