@@ -84,7 +84,8 @@ MODULE_TESTS = {
     **{f"fedlib/papers/fedmim/{name}.py": ["tests/test_fedmim_claims.py"] for name in ("table2", "table3", "fig2")},
     # (the artefact claim tests alone: tests/test_*_claims.py build whole frames, seconds per surviving mutant)
     "fedlib/papers/fedmim/table1.py": ["tests/test_fedmim_table1_claims.py"],
-    **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_claims.py"] for name in ("fig2", "fig3", "fig4")},
+    "fedlib/papers/fadamgt/fig2.py": ["tests/test_fadamgt_claims.py"],
+    **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_figure_claims.py"] for name in ("fig3", "fig4")},
     **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_table_claims.py"] for name in ("table1", "table2")},
     **{f"fedlib/papers/fedadam_ssm/{name}.py": ["tests/test_ssm_claims.py"] for name in ("fig1", "fig2", "ablation")},
     "fedlib/papers/fedadam_ssm/table1.py": ["tests/test_ssm_table1_claims.py"],
@@ -119,7 +120,9 @@ NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_p
          "fadamgt-table2-claims": "fedlib/papers/fadamgt/table2.py::datasets_text,claims",
          "ssm-table1-claims": "fedlib/papers/fedadam_ssm/table1.py::factor,cell_label,comm_side,comm_comparison,"
                               "count_side,claims,_reach_claim,_compresses,_factor_lines",
-         "fafed-theorem1-claims": "fedlib/papers/fafed/theorem1.py::_printed_match,_one,claims,_fafed_reading"}
+         "fafed-theorem1-claims": "fedlib/papers/fafed/theorem1.py::_printed_match,_one,claims,_fafed_reading",
+         "fadamgt-fig3-claims": "fedlib/papers/fadamgt/fig3.py::gap_side,narrowing,claims",
+         "fadamgt-fig4-claims": "fedlib/papers/fadamgt/fig4.py::claims"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:
