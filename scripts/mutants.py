@@ -89,7 +89,7 @@ MODULE_TESTS = {
     **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_table_claims.py"] for name in ("table1", "table2")},
     **{f"fedlib/papers/fedadam_ssm/{name}.py": ["tests/test_ssm_claims.py"] for name in ("fig1", "fig2", "ablation")},
     "fedlib/papers/fedadam_ssm/table1.py": ["tests/test_ssm_table1_claims.py"],
-    "fedlib/papers/fafed/table1.py": ["tests/test_fafed_claims.py"],
+    "fedlib/papers/fafed/table1.py": ["tests/test_fafed_table1_claims.py"],
     "fedlib/papers/fafed/theorem1.py": ["tests/test_fafed_theorem1_claims.py"],
 }
 NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_positions,batch,run_round,"
@@ -122,7 +122,8 @@ NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_p
                               "count_side,claims,_reach_claim,_compresses,_factor_lines",
          "fafed-theorem1-claims": "fedlib/papers/fafed/theorem1.py::_printed_match,_one,claims,_fafed_reading",
          "fadamgt-fig3-claims": "fedlib/papers/fadamgt/fig3.py::gap_side,narrowing,claims",
-         "fadamgt-fig4-claims": "fedlib/papers/fadamgt/fig4.py::claims"}
+         "fadamgt-fig4-claims": "fedlib/papers/fadamgt/fig4.py::claims",
+         "fafed-table1-claims": "fedlib/papers/fafed/table1.py::claims"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:
@@ -291,6 +292,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="e.g. fedlib/algorithms/fedcm.py or fedlib/engine.py::batch")
     parser.add_argument("--render-only", action="store_true", help="only regenerate docs/testing.md")
+    parser.add_argument("--sample", type=int, default=0, metavar="N",
+                        help="test a random sample of N of the module's mutants (seeded by --seed), recorded as "
+                             "'<module> (sample N of M)': for a busy machine, where a full run of a long claims "
+                             "function takes hours")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the last run's non-equivalent survivors with the current tests (the "
                              "module's earlier run must still be in .mutants/; otherwise the module runs fully)")
@@ -307,6 +313,18 @@ def main(argv=None) -> None:
         path, names = parse(target)
         key = slug(path, names)
         patterns = mutant_patterns(path, names)
+        if args.sample:
+            work = prepare(path, names)
+            run_mutmut(work, ["no.such.module.x_none__mutmut_0"])     # generate the mutants only
+            meta = json.loads((work / "mutants" / (path + ".meta")).read_text())
+            import fnmatch
+            import random
+            every = sorted(n for n in meta["exit_code_by_key"] if any(fnmatch.fnmatchcase(n, p) for p in patterns))
+            chosen = sorted(random.Random(args.seed).sample(every, min(args.sample, len(every))))
+            run_mutmut(work, chosen)
+            results[f"{key} (sample {len(chosen)} of {len(every)})"] = collect(work, path, chosen)
+            write_docs(results)
+            continue
         earlier = SCRATCH / key / "mutants" / (path + ".meta")
         same_tests = earlier.exists() and (SCRATCH / key / "pyproject.toml").read_text() == mutmut_config(path)
         if args.survivors and same_tests and key in results:     # (mutmut re-tests everything if the tests changed)
