@@ -88,7 +88,8 @@ MODULE_TESTS = {
     "fedlib/papers/fadamgt/fig2.py": ["tests/test_fadamgt_fig2_claims.py"],
     **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_figure_claims.py"] for name in ("fig3", "fig4")},
     **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_table_claims.py"] for name in ("table1", "table2")},
-    **{f"fedlib/papers/fedadam_ssm/{name}.py": ["tests/test_ssm_claims.py"] for name in ("fig1", "fig2", "ablation")},
+    **{f"fedlib/papers/fedadam_ssm/{name}.py": ["tests/test_ssm_claims.py"] for name in ("fig2", "ablation")},
+    "fedlib/papers/fedadam_ssm/fig1.py": ["tests/test_ssm_fig1_claims.py"],
     "fedlib/papers/fedadam_ssm/table1.py": ["tests/test_ssm_table1_claims.py"],
     "fedlib/papers/fafed/table1.py": ["tests/test_fafed_table1_claims.py"],
     "fedlib/papers/fafed/theorem1.py": ["tests/test_fafed_theorem1_claims.py"],
@@ -126,7 +127,8 @@ NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_p
          "fadamgt-fig4-claims": "fedlib/papers/fadamgt/fig4.py::claims",
          "fafed-table1-claims": "fedlib/papers/fafed/table1.py::claims",
          "fedmim-table2-claims": "fedlib/papers/fedmim/table2.py::run_label,at_e,claims",
-         "fadamgt-fig2-claims": "fedlib/papers/fadamgt/fig2.py::_moving_note,claims"}
+         "fadamgt-fig2-claims": "fedlib/papers/fadamgt/fig2.py::_moving_note,claims",
+         "ssm-fig1-claims": "fedlib/papers/fedadam_ssm/fig1.py::_per_seed,claims"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:
