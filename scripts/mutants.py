@@ -89,7 +89,7 @@ MODULE_TESTS = {
     "fedlib/papers/fadamgt/fig2.py": ["tests/test_fadamgt_fig2_claims.py"],
     **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_figure_claims.py"] for name in ("fig3", "fig4")},
     **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_table_claims.py"] for name in ("table1", "table2")},
-    "fedlib/papers/fedadam_ssm/ablation.py": ["tests/test_ssm_claims.py"],
+    "fedlib/papers/fedadam_ssm/ablation.py": ["tests/test_ssm_ablation_claims.py"],
     "fedlib/papers/fedadam_ssm/fig2.py": ["tests/test_ssm_fig2_claims.py"],
     "fedlib/papers/fedadam_ssm/fig1.py": ["tests/test_ssm_fig1_claims.py"],
     "fedlib/papers/fedadam_ssm/table1.py": ["tests/test_ssm_table1_claims.py"],
@@ -133,7 +133,8 @@ NAMED = {"engine-batching": "fedlib/engine.py::sample_cohort,local_steps,batch_p
          "ssm-fig1-claims": "fedlib/papers/fedadam_ssm/fig1.py::_per_seed,claims",
          "ssm-fig2-claims": "fedlib/papers/fedadam_ssm/fig2.py::_acc_side,_still_moving,claims,_iid_claim",
          "fedmim-table3-claims": "fedlib/papers/fedmim/table3.py::J,_cmp,claims",
-         "fedmim-fig2-claims": "fedlib/papers/fedmim/fig2.py::loss_cmp,claims"}
+         "fedmim-fig2-claims": "fedlib/papers/fedmim/fig2.py::loss_cmp,claims",
+         "ssm-ablation-claims": "fedlib/papers/fedadam_ssm/ablation.py::recharge,build,_cell,_end,_pct,_mean_text"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:
