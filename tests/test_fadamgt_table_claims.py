@@ -158,6 +158,7 @@ def test_table1_t1_6_compares_only_the_baselines_that_ran():
     assert [s[1] for s in sides(got["T1.1"])] == ["FedAvg", "LocalAdam", "FedLADA"] * 2
     only = claims1(algs=["fadamgt", "fadamet"])
     assert set(only) == {"T1.3"}                       # no baseline: T1.1, T1.2, T1.4, T1.6 have nothing to compare
+    assert list(claims1(algs=["fedavg", "fedlada"])) == ["T1.7"]         # exactly the two methods T1.7 names
 
 
 def test_table1_t1_7_reach_counts_are_its_evidence_and_only_the_paper_profile_tests_it():
