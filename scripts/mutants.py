@@ -306,7 +306,7 @@ def main(argv=None) -> None:
     parser.add_argument("--sample", type=int, default=0, metavar="N",
                         help="test a random sample of N of the module's mutants (seeded by --seed), recorded as "
                              "'<module> (sample N of M)': for a busy machine, where a full run of a long claims "
-                             "function takes hours")
+                             "function takes hours; with --survivors, re-test the sample's survivors")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the last run's non-equivalent survivors with the current tests (the "
@@ -324,6 +324,19 @@ def main(argv=None) -> None:
         path, names = parse(target)
         key = slug(path, names)
         patterns = mutant_patterns(path, names)
+        sampled = [k for k in results if k.startswith(f"{key} (sample ")]
+        if args.sample and args.survivors and sampled and (SCRATCH / key / "mutants" / (path + ".meta")).exists():
+            again = [n for n in results[sampled[0]]["survivors"] if n not in EQUIVALENT]
+            if again:                   # the sample's non-equivalent survivors, against the current tests
+                work = prepare(path, names, keep=True)
+                run_mutmut(work, again)
+                meta = json.loads((work / "mutants" / (path + ".meta")).read_text())
+                import fnmatch
+                chosen = sorted(n for n, code in meta["exit_code_by_key"].items() if code is not None
+                                and any(fnmatch.fnmatchcase(n, p) for p in patterns))
+                results[sampled[0]] = collect(work, path, chosen)
+                write_docs(results)
+            continue
         if args.sample:
             work = prepare(path, names)
             run_mutmut(work, ["no.such.module.x_none__mutmut_0"])     # generate the mutants only
