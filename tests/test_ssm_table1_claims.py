@@ -152,6 +152,8 @@ def test_t1_9_onebit_adam_reaches_only_after_its_warm_up():
     assert later.status == C.CONFIRMED and later.kind == "check"
     assert sides(later) == [("1-bit Adam", "end of 1-bit Adam's warm-up (T_w)", lab, lab, "rounds to target", 12.0,
                              None, True, False) for lab in LABELS]
+    assert [c["b"]["metric"] for c in later.comparisons] == ["rounds to target"] * 4
+    assert [c["text"].split(": ")[0] for c in later.comparisons] == LABELS
     assert run(warmup=8)["T1.9"].status == C.REFUTED          # reached before the warm-up ended
     assert run(warmup=6, rtt=6.0)["T1.9"].status == C.INCONCLUSIVE                # at T_w exactly: a tie
     assert later.text == ("1-bit Adam runs as itself: it reaches the target only in its compressed stage, after its "
@@ -172,6 +174,10 @@ def test_no_claim_without_ssm_and_a_claim_without_its_baselines_is_left_out():
                                               ["fedadam_ssm", "fedadam_top"])}
     assert len(partial["T1.3"].comparisons) == 3                 # a cell without the baseline is skipped
     assert table1.comm_comparison(agg(), SETTINGS, "fmnist_cnn", "iid", "fedadam_ssm", "nope") is None
+    plain = table1.comm_comparison(agg(), SETTINGS, "svhn_resnet", "noniid", "fedadam_ssm", "fedadam_top")
+    assert plain.a.values == plain.b.values == {s: 10.0 + n for s, n in zip(SEEDS, NOISE)}      # unscaled
+    assert (plain.a.method, plain.a.cap, plain.outcome) == ("FedAdam-SSM", 40.0, "tie")
+    assert plain.text.startswith("synthetic (mlp) Non-IID: ")
     assert table1.comm_comparison(agg(), SETTINGS, "fmnist_cnn", "iid", "nope", "fedadam_top") is None
 
 
