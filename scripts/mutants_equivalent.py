@@ -239,6 +239,8 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_72": _PAIRED_FMT,
     "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_139": _NOTES_EMPTY,
     # the claim functions inside the artefact modules
+    "fedlib.papers.fedadam_ssm.table1.x__reach_claim__mutmut_69": ("'F' differs from 'f' only for inf and nan, and "
+                                                                  "a count of seeds reaching the target is finite"),
     "fedlib.papers.fedmim.table1.x_acc__mutmut_21": ("the argument removed equals common.versus's default "
                                                      "(metric = 'final accuracy (%)', table1.ACC)"),
 }

@@ -126,6 +126,9 @@ def test_t1_6_every_seed_of_ssm_and_fedadam_reaches_exactly():
                         "seed (the target rule's premise)")
     assert got.rule == ("exact counts of seeds reaching the target per cell against the count the claim implies; "
                         "confirmed when every count matches, refuted when one differs")
+    assert [c["text"] for c in got.comparisons][:2] == [
+        f"{LABELS[0]}: FedAdam-SSM 5 vs every seed 5 (exact values)",
+        f"{LABELS[1]}: FedAdam-SSM 5 vs every seed 5 (exact values)"]
     seed_rows = C.seed_table([got])
     assert set(seed_rows["seed"]) == {table1.ALL_SEEDS} and set(seed_rows["value"]) == {5.0}
     missed = run(reached={("svhn_resnet", "noniid", "fedadam_local"): 4})["T1.6"]
@@ -222,6 +225,16 @@ def test_factor_lines_beside_the_paper_factor_or_its_infinity():
                         "on SVHN) 3.16×")
     nan = run(comm=comm, reached={("fmnist_cnn", "iid", "fedadam_ssm"): 4})["T1.3"]
     assert len(nan.evidence) - len(nan.comparisons) - 1 == 3     # no factor where SSM missed a seed
+
+
+def test_factor_lines_of_a_distribution_the_paper_does_not_have_say_n_a():
+    other = {**SETTINGS, "distributions": {"dir": {"partition": "dirichlet"}}}
+    a = agg(comm={"fedadam_ssm": 5.0})
+    a = a[a["dist"] == "iid"].assign(dist="dir")
+    got = {c.id: c for c in table1.claims(a, other, ALGS)}["T1.3"]
+    assert got.evidence[len(got.comparisons) + 1:] == [
+        "factor FedAdam-Top/FedAdam-SSM on digits (linear) dir: reproduced 2.00×, paper (CNN on Fashion-MNIST) n/a",
+        "factor FedAdam-Top/FedAdam-SSM on synthetic (mlp) dir: reproduced 2.00×, paper (ResNet on SVHN) n/a"]
 
 
 def test_factor_is_baseline_over_ssm_with_its_infinite_and_undefined_cases():
