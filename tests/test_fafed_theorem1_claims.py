@@ -104,6 +104,8 @@ def test_th1_4_compares_fafeds_late_excursion_with_x0_lower_is_better(good):
 def test_th1_5_every_naive_deviation_below_the_tolerance(good):
     assert sides(good["TH1.5"]) == [("Algorithm 1", s, T.DEV, "tolerance", "float64 tolerance 1e-09", False, True)
                                     for s in SETS]
+    assert [c["text"] for c in good["TH1.5"].comparisons] == [
+        f"{s}: Algorithm 1 1.0e-12 vs tolerance 1.0e-09 (exact values)" for s in SETS]
     assert run(table(naive={(0.1, 5): {"dev": 1e-9}}))["TH1.5"].status == C.INCONCLUSIVE       # at the bound
     assert run(table(naive={(0.1, 5): {"dev": 2e-9}}))["TH1.5"].status == C.REFUTED
     assert run(table(naive={(0.1, 5): {"dev": 0.9e-9}}))["TH1.5"].status == C.CONFIRMED
