@@ -241,6 +241,9 @@ EQUIVALENT: dict[str, str] = {
     # the claim functions inside the artefact modules
     "fedlib.papers.fedadam_ssm.table1.x__reach_claim__mutmut_69": ("'F' differs from 'f' only for inf and nan, and "
                                                                   "a count of seeds reaching the target is finite"),
+    **{f"fedlib.papers.fadamgt.table2.x_datasets_text__mutmut_{n}": (
+        "r iterates P.PEFT_DATASETS' own keys, so .get(r, default) always finds r and never uses the default")
+       for n in (11, 12, 13)},
     "fedlib.papers.fedmim.table1.x_acc__mutmut_21": ("the argument removed equals common.versus's default "
                                                      "(metric = 'final accuracy (%)', table1.ACC)"),
 }

@@ -226,6 +226,8 @@ def test_table2_compares_gt_and_et_with_fedit_adam_on_rounds_at_every_row():
                                 "FedIT-Adam's mean (no censored FedIT-Adam run); else inconclusive")
     assert got["T2.1"].kind == got["T2.2"].kind == "sentence"
     assert sides(claims2(offset=0.01)["T2.1"])[0][2] == setting.format("pydoc_topics").replace("50%", "51%")
+    default = table2.claims(agg(T2, {}, None, T2_ALGS), T2, T2_ALGS)          # no offset: the rows' own targets
+    assert [c.comparisons[0]["a"]["setting"] for c in default] == [setting.format("pydoc_topics")] * 2
 
 
 def test_table2_gt_faster_confirms_slower_refutes_and_et_gain_refutes_no_gain():
@@ -244,6 +246,11 @@ def test_table2_a_claim_whose_method_did_not_run_is_left_out(missing, left):
 
 def test_table2_datasets_text_counts_distinct_data_and_names_rows_not_run():
     assert table2.datasets_text(T2) == WHERE2
+    extra = {**T2, "rows": ["sst2", "mnli"], "datasets": {**T2["datasets"], "mnli": {"dataset": "pydoc_mnli",
+                                                                                     "model": "tiny_gpt2_lora"}}}
+    assert table2.datasets_text(extra) == ("2 distinct dataset(s) of the paper's 4 run here: pydoc_sst2 "
+                                           "(tiny_gpt2_lora) for SST-2, pydoc_mnli (tiny_gpt2_lora) for mnli; "
+                                           "20NewsGroups, QQP, QNLI not run")
     two = {**T2, "rows": ["sst2", "qnli"]}
     assert table2.datasets_text(two) == ("2 distinct dataset(s) of the paper's 4 run here: pydoc_sst2 "
                                          "(tiny_gpt2_lora) for SST-2, pydoc_qnli (tiny_gpt2_lora) for QNLI; "
