@@ -110,6 +110,18 @@ def test_f2_8_takes_14_5_points_off_ssm_against_the_quantised_baselines():
     assert list(only) == ["F2.1", "F2.8", "F2.9"] and len(only["F2.8"].comparisons) == 2
 
 
+def test_cells_in_the_pairs_order_and_cells_the_paper_does_not_have():
+    p = pairs()
+    got = run(pd.concat([p[p["dist"] == "noniid"], p[p["dist"] == "iid"]]))["F2.1"]
+    assert [c["a"]["setting"] for c in got.comparisons] == ["digits (linear) Non-IID", "digits (linear) IID"]
+    other = p.assign(row="mnist_mlp", dist=p["dist"].map({"iid": "dir", "noniid": "noniid"}))
+    block = {**BLOCK, "rows": ["mnist_mlp"], "datasets": {"mnist_mlp": {"dataset": "digits", "model": "mlp"}},
+             "distributions": {"dir": {"partition": "dirichlet"}, "noniid": {"partition": "shards"}}}
+    got = run(other, block=block, algs=["fedadam_ssm", "fedadam_top"])["F2.1"]
+    assert [c["text"] for c in got.comparisons][0].startswith("digits (mlp) dir at 3 Mbit: ")
+    assert [c["text"] for c in got.comparisons][0].endswith(" (paper, mnist_mlp: +None%)")
+
+
 def test_branches():
     assert run(algs=ALGS[1:]) == {}
     assert run(pairs().iloc[:0]) == {}
@@ -142,6 +154,10 @@ def test_f2_9_iid_against_noniid_on_accuracy_and_on_uplink_to_the_lower_target()
     assert objs[1].a.values == {0: 3.0, 1: 4.0, 2: 3.0, 3: 4.0, 4: 3.0} and objs[1].a.cap == 30.0
     assert [x["text"].split(":")[0] for x in c.comparisons] == ["digits (linear), final accuracy",
                                                                 "digits (linear), Comm. to 70%"]
+    assert c.comparisons[0]["text"] == ("digits (linear), final accuracy: FedAdam-SSM IID 90.2 vs FedAdam-SSM Non-IID "
+                                        "80.2; Δ = 10.0 [10.0, 10.0] (n = 5)")
+    assert c.comparisons[1]["text"].startswith("digits (linear), Comm. to 70%: FedAdam-SSM IID 3.4 vs FedAdam-SSM "
+                                               "Non-IID 6.4; ")
     assert (c.text, c.source, c.quote) == ("FedAdam-SSM reaches higher accuracy and converges faster with IID than "
                                            "with non-IID data", "§VII-B2 (consistent with Theorem 2)", fig2.QUOTE_IID)
     assert c.evidence[2:] == ["sensitivity: target -1 pp: confirmed (2 better); target +1 pp: confirmed (2 better)"]
