@@ -247,6 +247,9 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.papers.fadamgt.fig3.x_narrowing__mutmut_64": ("'F' differs from 'f' only for inf and nan: the gaps are "
                                                          "differences of reached round counts (finite), and a "
                                                          "comparison without seeds prints 'n/a', not a number"),
+    "fedlib.papers.fadamgt.fig2.x_claims__mutmut_104": ("'F' differs from 'f' only for inf and nan, and the "
+                                                        "accuracies (percentages, a nan one refused by claims.paired) "
+                                                        "and their paired means and intervals are finite"),
     "fedlib.papers.fedmim.table1.x_acc__mutmut_21": ("the argument removed equals common.versus's default "
                                                      "(metric = 'final accuracy (%)', table1.ACC)"),
 }

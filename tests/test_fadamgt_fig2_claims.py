@@ -103,6 +103,14 @@ def test_convergence_note_names_moving_cells_of_this_claims_methods_only():
                                         "over the last 10% of rounds)")
 
 
+def test_a_flat_cell_listed_first_does_not_hide_the_moving_cells_after_it():
+    mv = moving([(5, "FedAvg", "flat", 0.1), (1, "FAdamGT", "still rising", 1.5)])
+    assert fig2._moving_note(summary(), mv, "acc_final", ["FedAvg", "FAdamGT"]).endswith(": K = 1 FAdamGT +1.5 pp")
+    mv = moving([(5, "FAdamET", "still rising", 2.0), (1, "FAdamGT", "still rising", 1.5)])     # FAdamET's budget
+    assert fig2._moving_note(summary(), mv, "acc_at_budget", ["FAdamET", "FAdamGT"]).endswith(   # end is past it
+        ": K = 1 FAdamGT +1.5 pp")
+
+
 def test_a_budget_cell_at_exactly_its_end_is_read_at_its_last_round():
     mv = moving([(1, "FAdamGT", "still rising", 1.5)])
     s = summary(final_comm=100.0)

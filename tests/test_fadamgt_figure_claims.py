@@ -228,6 +228,8 @@ def test_fig4_branches_for_methods_baseline_and_grid():
     et = claims4(algs=["fadamet"])
     assert list(et) == ["F4.1", "F4.2", "F4.3"] and len(et["F4.3"].comparisons) == 6
     assert list(claims4(algs=[])) == []
+    two_y = claims4(settings={**F4, "tracking_grid": [4, 1]})
+    assert list(two_y) == ["F4.1", "F4.2", "F4.3", "F4.4"] and len(two_y["F4.3"].comparisons) == 8
     one_y = {**F4, "tracking_grid": [2]}
     got = claims4(settings=one_y)
     assert list(got) == ["F4.3", "F4.4"] and len(got["F4.4"].comparisons) == 2

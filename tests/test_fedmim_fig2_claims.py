@@ -29,7 +29,7 @@ def frame(tail=None, cons=None, algs=ALGS, ps=(0.05, 0.2, 0.5)) -> pd.DataFrame:
     for a in algs:
         w = WOBBLE if a in ("fedmim", "fedavg") else (0.0,) * 5
         for p in ps:
-            out += [{"panel": "a", "p": p, "row": "cifar10", "algorithm": a, "seed": s, "dataset": "digits",
+            out += [{"panel": "a", "p": p, "row": "cifar10", "algorithm": a, "seed": s, "dataset": "fmnist",
                      "model": "mlp_small", "status": "ok", "curve": [0.5] * 20,
                      "tail": tail.get((p, a), 80.0) + n + j} for s, n, j in zip(SEEDS, NOISE, w)]
         for r in SETTINGS["rows"]:
@@ -49,7 +49,7 @@ def sides(claim):
             for c in claim.comparisons]
 
 
-D = "digits (mlp_small)"
+D = "fmnist (mlp_small)"                # panel a's data (panel b: digits and synthetic)
 LOSS = "accuracy loss p=0.5 → 0.05 (points)"
 
 

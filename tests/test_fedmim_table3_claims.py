@@ -113,5 +113,7 @@ def test_a_claim_whose_rows_are_not_run_is_not_testable_with_its_text():
 def test_the_setting_names_data_partition_and_alpha_and_an_empty_frame_is_unknown_data():
     c = run()["T3.3"].comparisons[0]
     assert c["a"]["setting"] == c["b"]["setting"] == SETTING
+    no_runs = {c.id: c for c in table3.claims(frame().iloc[:0], SETTINGS)}
+    assert no_runs["T3.3"].comparisons[0]["a"]["setting"] == "?" and no_runs["T3.3"].status == C.INCONCLUSIVE
     empty = {c.id: c for c in table3.claims(frame().iloc[:0], {**SETTINGS, "weights": []})}
     assert all(c.status == C.NOT_TESTABLE for c in empty.values()) and len(empty) == 5
