@@ -80,6 +80,21 @@ MODULE_TESTS = {
     "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
     "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
     "fedlib/papers/fedadam_ssm/sweep.py": ["tests/test_ssm_claim_helpers.py", "tests/test_ssm_claims.py"],
+    # the claim functions inside the artefact modules (NAMED below): the paper's claim tests
+    "fedlib/papers/fedmim/fig2.py": ["tests/test_fedmim_fig2_claims.py"],
+    "fedlib/papers/fedmim/table3.py": ["tests/test_fedmim_table3_claims.py"],
+    "fedlib/papers/fedmim/table2.py": ["tests/test_fedmim_table2_claims.py"],
+    # (the artefact claim tests alone: tests/test_*_claims.py build whole frames, seconds per surviving mutant)
+    "fedlib/papers/fedmim/table1.py": ["tests/test_fedmim_table1_claims.py"],
+    "fedlib/papers/fadamgt/fig2.py": ["tests/test_fadamgt_fig2_claims.py"],
+    **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_figure_claims.py"] for name in ("fig3", "fig4")},
+    **{f"fedlib/papers/fadamgt/{name}.py": ["tests/test_fadamgt_table_claims.py"] for name in ("table1", "table2")},
+    "fedlib/papers/fedadam_ssm/ablation.py": ["tests/test_ssm_ablation_claims.py"],
+    "fedlib/papers/fedadam_ssm/fig2.py": ["tests/test_ssm_fig2_claims.py"],
+    "fedlib/papers/fedadam_ssm/fig1.py": ["tests/test_ssm_fig1_claims.py"],
+    "fedlib/papers/fedadam_ssm/table1.py": ["tests/test_ssm_table1_claims.py"],
+    "fedlib/papers/fafed/table1.py": ["tests/test_fafed_table1_claims.py"],
+    "fedlib/papers/fafed/theorem1.py": ["tests/test_fafed_theorem1_claims.py"],
 }
 NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_steps,batch_positions,batch,"
                             "run_round,local_work,_merge_active,clip_by_norm",
@@ -102,7 +117,24 @@ NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_st
                            "cost_paired,with_sensitivity",
          # FedAdam-SSM's sweep claims (Figures 3-5): per-seed sides, the peak and monotone claims, their notes
          "ssm-sweep-claims": "fedlib/papers/fedadam_ssm/sweep.py::_name,_values,final_side,rtt_side,_status_of,"
-                             "_moving_notes,peak_comparisons,peak_claim,monotone_claim,_sensitivity"}
+                             "_moving_notes,peak_comparisons,peak_claim,monotone_claim,_sensitivity",
+         # the claim-deciding functions inside the artefact modules (their tables and figures are not mutated)
+         "fedmim-table1-claims": "fedlib/papers/fedmim/table1.py::drop_comparison,run_label,acc,claims",
+         "fadamgt-table1-claims": "fedlib/papers/fadamgt/table1.py::_datasets_text,claims",
+         "fadamgt-table2-claims": "fedlib/papers/fadamgt/table2.py::datasets_text,claims",
+         "ssm-table1-claims": "fedlib/papers/fedadam_ssm/table1.py::factor,cell_label,comm_side,comm_comparison,"
+                              "count_side,claims,_reach_claim,_compresses,_factor_lines",
+         "fafed-theorem1-claims": "fedlib/papers/fafed/theorem1.py::_printed_match,_one,claims,_fafed_reading",
+         "fadamgt-fig3-claims": "fedlib/papers/fadamgt/fig3.py::gap_side,narrowing,claims",
+         "fadamgt-fig4-claims": "fedlib/papers/fadamgt/fig4.py::claims",
+         "fafed-table1-claims": "fedlib/papers/fafed/table1.py::claims",
+         "fedmim-table2-claims": "fedlib/papers/fedmim/table2.py::run_label,at_e,claims",
+         "fadamgt-fig2-claims": "fedlib/papers/fadamgt/fig2.py::_moving_note,claims",
+         "ssm-fig1-claims": "fedlib/papers/fedadam_ssm/fig1.py::_per_seed,claims",
+         "ssm-fig2-claims": "fedlib/papers/fedadam_ssm/fig2.py::_acc_side,_still_moving,claims,_iid_claim",
+         "fedmim-table3-claims": "fedlib/papers/fedmim/table3.py::J,_cmp,claims",
+         "fedmim-fig2-claims": "fedlib/papers/fedmim/fig2.py::loss_cmp,claims",
+         "ssm-ablation-claims": "fedlib/papers/fedadam_ssm/ablation.py::recharge,build,_cell,_end,_pct,_mean_text"}
 
 
 def parse(target: str) -> tuple[str, list[str]]:
@@ -272,6 +304,11 @@ def main(argv=None) -> None:
     parser.add_argument("modules", nargs="*",
                         help="e.g. fedlib/algorithms/fedcm.py or fedlib/engine/simulation.py::batch")
     parser.add_argument("--render-only", action="store_true", help="only regenerate docs/testing.md")
+    parser.add_argument("--sample", type=int, default=0, metavar="N",
+                        help="test a random sample of N of the module's mutants (seeded by --seed), recorded as "
+                             "'<module> (sample N of M)': for a busy machine, where a full run of a long claims "
+                             "function takes hours; with --survivors, re-test the sample's survivors")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     parser.add_argument("--survivors", action="store_true",
                         help="re-test only the last run's non-equivalent survivors with the current tests (the "
                              "module's earlier run must still be in .mutants/; otherwise the module runs fully)")
@@ -288,6 +325,31 @@ def main(argv=None) -> None:
         path, names = parse(target)
         key = slug(path, names)
         patterns = mutant_patterns(path, names)
+        sampled = [k for k in results if k.startswith(f"{key} (sample ")]
+        if args.sample and args.survivors and sampled and (SCRATCH / key / "mutants" / (path + ".meta")).exists():
+            again = [n for n in results[sampled[0]]["survivors"] if n not in EQUIVALENT]
+            if again:                   # the sample's non-equivalent survivors, against the current tests
+                work = prepare(path, names, keep=True)
+                run_mutmut(work, again)
+                meta = json.loads((work / "mutants" / (path + ".meta")).read_text())
+                import fnmatch
+                chosen = sorted(n for n, code in meta["exit_code_by_key"].items() if code is not None
+                                and any(fnmatch.fnmatchcase(n, p) for p in patterns))
+                results[sampled[0]] = collect(work, path, chosen)
+                write_docs(results)
+            continue
+        if args.sample:
+            work = prepare(path, names)
+            run_mutmut(work, ["no.such.module.x_none__mutmut_0"])     # generate the mutants only
+            meta = json.loads((work / "mutants" / (path + ".meta")).read_text())
+            import fnmatch
+            import random
+            every = sorted(n for n in meta["exit_code_by_key"] if any(fnmatch.fnmatchcase(n, p) for p in patterns))
+            chosen = sorted(random.Random(args.seed).sample(every, min(args.sample, len(every))))
+            run_mutmut(work, chosen)
+            results[f"{key} (sample {len(chosen)} of {len(every)})"] = collect(work, path, chosen)
+            write_docs(results)
+            continue
         earlier = SCRATCH / key / "mutants" / (path + ".meta")
         same_tests = earlier.exists() and (SCRATCH / key / "pyproject.toml").read_text() == mutmut_config(path)
         if args.survivors and same_tests and key in results:     # (mutmut re-tests everything if the tests changed)

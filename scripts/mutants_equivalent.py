@@ -238,4 +238,18 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.papers.fedadam_ssm.sweep.x_peak_comparisons__mutmut_43": _ACC_F,
     "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_72": _PAIRED_FMT,
     "fedlib.papers.fedadam_ssm.sweep.x_monotone_claim__mutmut_139": _NOTES_EMPTY,
+    # the claim functions inside the artefact modules
+    "fedlib.papers.fedadam_ssm.table1.x__reach_claim__mutmut_69": ("'F' differs from 'f' only for inf and nan, and "
+                                                                  "a count of seeds reaching the target is finite"),
+    **{f"fedlib.papers.fadamgt.table2.x_datasets_text__mutmut_{n}": (
+        "r iterates P.PEFT_DATASETS' own keys, so .get(r, default) always finds r and never uses the default")
+       for n in (11, 12, 13)},
+    "fedlib.papers.fadamgt.fig3.x_narrowing__mutmut_64": ("'F' differs from 'f' only for inf and nan: the gaps are "
+                                                         "differences of reached round counts (finite), and a "
+                                                         "comparison without seeds prints 'n/a', not a number"),
+    "fedlib.papers.fadamgt.fig2.x_claims__mutmut_104": ("'F' differs from 'f' only for inf and nan, and the "
+                                                        "accuracies (percentages, a nan one refused by claims.paired) "
+                                                        "and their paired means and intervals are finite"),
+    "fedlib.papers.fedmim.table1.x_acc__mutmut_21": ("the argument removed equals common.versus's default "
+                                                     "(metric = 'final accuracy (%)', table1.ACC)"),
 }

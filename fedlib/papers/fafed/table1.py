@@ -93,12 +93,12 @@ def claims(pay: pd.DataFrame, settings: Mapping[str, Any]) -> list[C.Claim]:
     comps, notes = [], []
     for _, r in pay.iterrows():
         want = r["paper's description (up)"]
-        if want is None:
+        if want is None or pd.isna(want):        # an undescribed method (pandas stores None as NaN beside numbers)
             continue
         dev = abs(r["up per round (d-vectors)"] - want)
         comps.append(K.below(C.Side(r["method"], where, "|measured − described| d-vectors up per round", {0: dev}),
                              C.Side("tolerance", where, "1e-09 d-vectors", {0: 1e-9}), r["method"], fmt="{:.1e}"))
-        notes.append(f"{r['method']}: {r['up per round (d-vectors)']:g} d-vectors up per round (described: {want}); "
+        notes.append(f"{r['method']}: {r['up per round (d-vectors)']:g} d-vectors up per round (described: {want:g}); "
                      f"down {r['down per round']:g}; round 1 extra {r['extra in round 1']:g}")
     check = C.judge("T1.2", "Each worker uploads x, m and v every q steps in FAFED (3 d-vectors), x and one more "
                     "vector in SCAFFOLD and STEM, x alone in FedAvg, FedAdam, FedAMS and Algorithm 1: the engine's bit "
