@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+import torch
 
 from fedlib import costs, experiments
 from fedlib import estimate as E
@@ -155,3 +156,208 @@ def test_the_committed_cost_table_still_prices_the_runs_it_timed():
     for art in artefacts("paper", "fadamgt_table1") + artefacts("paper", "fadamgt_fig3"):
         rows = estimate_configs(art.configs, measure_missing=False)
         assert len(rows) == 72 and all(r["entry"] is not None for r in rows), art.name
+
+
+# ---------------------------------------------------------------------------------------------- timing the paper
+def test_timing_logs_k_of_n_with_elapsed_seconds_and_saves_after_each_configuration(tmp_path, monkeypatch):
+    ticks = iter(range(0, 1000, 5))             # a clock that advances 5 s per reading
+    timed, saved = [], []
+
+    def fake_measure(cfg, rounds_timed=2):
+        timed.append(cfg.algorithm)
+        return {"cost_id": E.cost_id(cfg), "device": "cpu/1t", "setup_s": 0.0, "round_s": 1.0, "eval_s": 1.0,
+                "client_grads_per_round": 4, "flops_per_client_grad": 1e6, "eval_flops_per_image": 1e3,
+                "n_test": 10, "timed_as": "as configured", "stand_in": None}
+
+    monkeypatch.setattr(E, "measure", fake_measure)
+    monkeypatch.setattr(E, "_current_label", lambda device, threads: "cpu/1t")
+    lines: list[str] = []
+    progress = E.TimingProgress(3, lines.append, clock=lambda: next(ticks))
+    table: dict = {}
+    configs = STAGE + [{**TINY, "algorithm": "scaffold"}]      # 3 cost configurations, 5 runs
+    assert E.to_time(configs, table=table) == [(E.cost_id(experiments.resolve_config(c)), "cpu/1t")
+                                               for c in (STAGE[0], STAGE[2], configs[-1])]
+    E.estimate_configs(configs, table=table, progress=progress, on_measured=lambda t: saved.append(len(t)))
+    assert timed == ["fedavg", "fadamgt", "scaffold"] and saved == [1, 2, 3]
+    assert [line.split(" s elapsed")[0] for line in lines] == ["[1/3] 5", "[2/3] 15", "[3/3] 25"]
+    assert lines[0].endswith("fedavg digits/cnn n=10 S=4 K=3 B=16 on cpu/1t in 5.0 s")
+    # timed once per session: a second call (another artefact with the same runs) times nothing again
+    E.estimate_configs(configs, table=table, progress=progress, remeasure=True)
+    assert len(timed) == 3 and E.to_time(configs, table=table) == []
+
+
+def test_an_interrupted_paper_timing_keeps_what_it_timed_and_resumes(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "costs.json"
+    real, calls = E.measure, []
+
+    def stops_after_one(cfg, rounds_timed=2):
+        calls.append(cfg.algorithm)
+        if len(calls) == 2:
+            raise KeyboardInterrupt                  # the second configuration is interrupted
+        return real(cfg, rounds_timed)
+
+    monkeypatch.setattr(E, "measure", stops_after_one)
+    art = E.Artefact("tiny", STAGE, None, None)
+    monkeypatch.setattr(E, "artefacts", lambda profile, target, params: [art])
+    assert main(["estimate", "--save", "--costs", str(path), "--rounds-timed", "1"]) == 130     # Ctrl-C
+    kept = E.read_table(path)
+    first = experiments.resolve_config(STAGE[0])
+    assert [k[0] for k in kept] == [E.cost_id(first)] and not list(tmp_path.glob("*.tmp"))
+    assert "[1/2] " in capsys.readouterr().err
+    calls.clear()
+    monkeypatch.setattr(E, "measure", real)
+    assert main(["estimate", "--save", "--costs", str(path), "--rounds-timed", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "[1/1] " in err and "fadamgt digits/cnn" in err and "fedavg digits/cnn" not in err
+    again = E.read_table(path)
+    assert len(again) == 2 and all(again[k] == v for k, v in kept.items())       # the first was not timed again
+
+
+def test_text_stand_ins_have_the_paper_shapes_and_no_padding():
+    sst2 = E.STAND_INS["sst2"]
+    assert (sst2.n_train, sst2.n_test, sst2.num_classes, sst2.vocab_size, sst2.pad_id) == (67_349, 872, 2, 50_257,
+                                                                                           50_256)
+    assert E.STAND_INS["wikitext2"].num_classes == 33_278 and E.STAND_INS["wikitext2"].task == "language_model"
+    data = E.stand_in_data("20newsgroups")
+    assert data.x_train.shape == (11_314, 128) and data.x_test.shape == (7_532, 128)
+    assert data.x_train.dtype == torch.int32 and int(data.x_train.max()) < 50_256       # no pad id: full rows
+    assert (data.vocab_size, data.pad_id, data.tokenizer) == (50_257, 50_256, "openai-community/gpt2")
+    assert torch.bincount(data.y_train).tolist() == [566] * 14 + [565] * 6
+    for name in ("20newsgroups", "sst2", "qqp", "qnli", "wikitext2"):
+        d, note = E.data_for(RunConfig.from_dict({"dataset": name}))
+        assert d.name == name and note.startswith(f"{name} timed on ") and "generated stand-in token" in note
+
+
+def test_a_token_stream_stand_in_is_timed_with_the_paper_lstm(monkeypatch):
+    monkeypatch.setitem(E.STAND_INS, "wikitext2", E.StandIn((), 500, 40_000, 3_000, task="language_model"))
+    E.stand_in_data.cache_clear()
+    data = E.stand_in_data("wikitext2")
+    assert data.task == "language_model" and data.x_train.shape == (40_000,) and data.num_classes == 500
+    assert torch.equal(data.x_train, data.y_train) and data.extras["kind"] == "token_stream"
+    cfg = {"algorithm": "fedavg", "dataset": "wikitext2", "model": "lstm_wt2", "partition": "stream_chunks",
+           "n_clients": 4, "clients_per_round": 2, "local_steps": 1, "batch_size": 4, "device": "cpu"}
+    entry = E.measure(cfg, rounds_timed=1)
+    E.stand_in_data.cache_clear()
+    assert entry["n_test"] == 3_000 and "token stream" in entry["stand_in"]
+    assert entry["round_s"] > 0 and entry["eval_s"] > 0 and entry["flops_per_client_grad"] > 0
+
+
+def test_gpt2_lora_is_timed_randomly_initialised_without_a_download(monkeypatch):
+    from dataclasses import replace
+
+    from fedlib.models import MODELS
+    from fedlib.models import gpt2_lora as G
+
+    def no_download(*a, **k):
+        raise AssertionError("the estimate tried to load the pretrained GPT-2")
+
+    monkeypatch.setitem(MODELS, "gpt2_lora", replace(MODELS["gpt2_lora"], builder=no_download))
+    monkeypatch.setitem(E.STAND_INS, "sst2", replace(E.STAND_INS["sst2"], input_shape=(8,), n_train=40, n_test=8))
+    E.stand_in_data.cache_clear()
+    cfg = {"algorithm": "fedavg", "dataset": "sst2", "model": "gpt2_lora", "partition": "iid", "n_clients": 4,
+           "clients_per_round": 1, "local_steps": 1, "batch_size": 2, "device": "cpu"}
+    entry = E.measure(cfg, rounds_timed=1)
+    E.stand_in_data.cache_clear()
+    assert MODELS["gpt2_lora"].builder is no_download                # restored after timing
+    assert "gpt2_lora timed randomly initialised" in entry["stand_in"] and entry["client_grads_per_round"] == 1
+    # the architecture of the paper's model: GPT-2 small with LoRA, as the meta-device count of the checkpoint says
+    model = G.build_gpt2_lora_random((8,), 2, vocab_size=50_257, pad_id=50_256)
+    assert G.state_size(model) == G.paper_state_size(2)
+    with pytest.raises(E.ConfigError, match="checkpoint='gpt2-medium' has no offline shape"):
+        G.build_gpt2_lora_random((8,), 2, vocab_size=50_257, pad_id=50_256, checkpoint="gpt2-medium")
+
+
+def test_a_local_epochs_round_costs_its_cohort_times_its_slowest_client():
+    same = torch.full((100,), 7)
+    assert E.expected_client_steps(same, 10, "uniform") == 70.0
+    skewed = torch.tensor([1] * 9 + [10])
+    assert E.expected_client_steps(skewed, 10, "uniform") == 100.0          # every client waits for the slowest
+    assert E.expected_client_steps(skewed, 1, "uniform") == pytest.approx(1.9, abs=0.15)
+    # Bernoulli(S/n): E|C| = S / (1 - (1 - S/n)^n) (an empty draw is redrawn)
+    expected = 3 * 5 / (1 - 0.5 ** 10)
+    assert E.expected_client_steps(torch.full((10,), 3), 5, "bernoulli") == pytest.approx(expected, rel=0.03)
+
+
+def test_a_local_epochs_configuration_is_timed_as_fixed_steps_and_scaled(monkeypatch):
+    monkeypatch.setattr(E, "CHEAP_S", 0.0)           # force the scaled-down timing on this tiny configuration
+    monkeypatch.setattr(E, "_PROBE_ROUNDS", {})
+    cfg = experiments.resolve_config({**TINY, "algorithm": "fedavg", "partition": "iid", "local_epochs": 1.0})
+    entry = E.measure(cfg, rounds_timed=1)
+    from fedlib.engine import Simulation
+
+    sim = Simulation(cfg)
+    steps = sim.local_steps(torch.arange(cfg.n_clients))
+    assert int(steps.min()) == int(steps.max()) > 2                          # iid: every client takes K steps
+    assert entry["timed_as"].startswith("2 clients x 2 steps and ")
+    assert entry["client_grads_per_round"] == pytest.approx(cfg.clients_per_round * int(steps.max()))
+
+
+def test_a_scaled_cpu_evaluation_keeps_to_a_work_budget():
+    assert E.cpu_eval_images(10_000, 0.5e9) == 1000                        # a ResNet-18 image: the default
+    assert E.cpu_eval_images(10_000, 32e9) == 16                           # a GPT-2 sequence: ~5e11 FLOPs
+    assert E.cpu_eval_images(10_000, 1e12) == E.CPU_EVAL_MIN_IMAGES == 16
+    assert E.cpu_eval_images(872, 1e6) == 872 and E.cpu_eval_images(10, 32e9) == 10
+    assert E.cpu_eval_images(10_000, 2.2e9) == 228
+
+
+def test_configurations_with_the_same_scaled_down_round_share_its_timing(monkeypatch):
+    from fedlib.engine import Simulation
+
+    monkeypatch.setattr(E, "CHEAP_S", 0.0)           # force the scaled-down timing on these tiny configurations
+    monkeypatch.setattr(E, "_PROBE_ROUNDS", {})
+    rounds = []
+    real_round = Simulation.run_round
+    monkeypatch.setattr(Simulation, "run_round", lambda self: rounds.append(self.cfg.local_steps) or real_round(self))
+    five = E.measure({**TINY, "algorithm": "fedavg", "local_steps": 5}, rounds_timed=1)
+    assert rounds == [2, 2]                                    # warm-up + one timed round of 2 clients x 2 steps
+    ten = E.measure({**TINY, "algorithm": "fedavg", "local_steps": 10}, rounds_timed=1)
+    assert rounds == [2, 2] and five["cost_id"] != ten["cost_id"]       # the same 2-step round: not timed again
+    assert ten["round_s"] == pytest.approx(2 * five["round_s"], rel=1e-12)
+    assert (five["client_grads_per_round"], ten["client_grads_per_round"]) == (4 * 5, 4 * 10)
+    assert "the same scaled-down round as a configuration timed before it" in ten["timed_as"]
+    other = E.measure({**TINY, "algorithm": "scaffold", "local_steps": 5}, rounds_timed=1)
+    assert rounds == [2, 2, 2, 2] and "timed before" not in other["timed_as"]      # other work: timed
+
+
+def test_the_report_summarises_how_entries_were_timed():
+    timed = ["as configured",
+             "2 clients x 2 steps and 1000 test images, scaled x7.5 (CPU time is linear in client-steps)",
+             "2 clients x 2 steps and 451 test images, scaled x25 (CPU time is linear in client-steps); the same "
+             "scaled-down round as a configuration timed before it",
+             "2 clients x 1 steps and 16 test images, scaled x5 (CPU time is linear in client-steps)"]
+    assert E._timed_summary(timed) == (
+        "2 clients x 1 steps; 2 clients x 2 steps; as configured (scaled-down rounds: scaled up linearly in "
+        "client-steps, evaluation timed on 16-1000 test images and scaled; per entry in the cost table)")
+    assert E._timed_summary(["as configured"]) == "as configured" and E._timed_summary([]) == "nothing"
+
+
+def test_a_scaled_down_round_stored_in_the_table_is_not_timed_again(monkeypatch):
+    from fedlib.engine import Simulation
+
+    monkeypatch.setattr(E, "CHEAP_S", 0.0)
+    monkeypatch.setattr(E, "_PROBE_ROUNDS", {})
+    first = E.measure({**TINY, "algorithm": "fedavg", "local_steps": 5}, rounds_timed=1)
+    assert first["scaled_round"]["client_grads"] == 2 * 2 and len(first["scaled_round"]["seconds"]) == 1
+    monkeypatch.setattr(E, "_PROBE_ROUNDS", {})                      # a new process, reading the cost table
+    E.remember_scaled_rounds({(first["cost_id"], first["device"]): first})
+    rounds = []
+    real_round = Simulation.run_round
+    monkeypatch.setattr(Simulation, "run_round", lambda self: rounds.append(1) or real_round(self))
+    again = E.measure({**TINY, "algorithm": "fedavg", "local_steps": 7}, rounds_timed=1)
+    assert rounds == [] and again["round_s"] == pytest.approx(first["round_s"] * 7 / 5, rel=1e-12)
+
+
+def test_scaled_down_rounds_on_data_of_the_same_shape_are_the_same_work():
+    from types import SimpleNamespace
+
+    def sim(dataset, classes):
+        cfg = experiments.resolve_config({**TINY, "algorithm": "fedavg", "dataset": dataset, "model": "resnet18"})
+        data = SimpleNamespace(task="classification", x_train=torch.zeros(1, 3, 32, 32, dtype=torch.uint8),
+                               num_classes=classes, vocab_size=None)
+        return SimpleNamespace(cfg=cfg, data=data)
+
+    assert E.probe_key(sim("cifar10", 10)) == E.probe_key(sim("svhn", 10))
+    assert E.probe_key(sim("cifar10", 10)) != E.probe_key(sim("cifar100", 100))
+    other = sim("svhn", 10)
+    other.cfg = other.cfg.replace(batch_size=32)
+    assert E.probe_key(other) != E.probe_key(sim("svhn", 10))

@@ -189,6 +189,23 @@ def build_gpt2_lora(input_shape: tuple[int, ...], num_classes: int, *, vocab_siz
     return LoRAClassifier(wrap_lora(base, lora_rank, lora_alpha, lora_targets), pad_id, max_length)
 
 
+def build_gpt2_lora_random(input_shape: tuple[int, ...], num_classes: int, *, vocab_size: int, pad_id: int,
+                           lora_rank: int = 16, lora_alpha: float = 32.0, lora_targets=("c_attn", "c_proj", "c_fc"),
+                           max_length: int = 128, checkpoint: str = PAPER_CHECKPOINT, **_ignored) -> LoRAClassifier:
+    """`gpt2_lora`'s architecture (GPT-2 small, the paper's checkpoint) with random weights and no download: what a
+    round of `gpt2_lora` costs, for `fedlib estimate` to time offline. Its accuracy means nothing."""
+    from transformers import GPT2ForSequenceClassification
+
+    if checkpoint != PAPER_CHECKPOINT:
+        raise ConfigError(f"checkpoint={checkpoint!r} has no offline shape to time; allowed: {PAPER_CHECKPOINT} "
+                          "(GPT-2 small)")
+    base = GPT2ForSequenceClassification(gpt2_config(vocab_size, num_classes, pad_id))
+    if max_length > base.config.n_positions:
+        raise ConfigError(f"max_length={max_length} is out of range; allowed: 1 .. {base.config.n_positions} "
+                          f"(the positions of {checkpoint})")
+    return LoRAClassifier(wrap_lora(base, lora_rank, lora_alpha, lora_targets), pad_id, max_length)
+
+
 def hub_unreachable(timeout: float = 3.0) -> str | None:
     """Why the Hugging Face hub cannot be reached (None when a TCP connection to it opens, or a proxy is set): an
     unreachable hub is refused at once instead of after huggingface_hub's ~30 s of retries."""
@@ -295,4 +312,5 @@ def adapter_state(model: LoRAClassifier) -> dict[str, Tensor]:
 
 
 __all__ = ["GPT2LoRAOptions", "LoRAClassifier", "TinyGPT2LoRAOptions", "adapter_state", "build_gpt2_lora",
-           "build_tiny_gpt2_lora", "gpt2_config", "load_flat", "paper_state_size", "state_size", "trainable_names"]
+           "build_gpt2_lora_random", "build_tiny_gpt2_lora", "gpt2_config", "load_flat", "paper_state_size",
+           "state_size", "trainable_names"]
