@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow            # each test starts a fresh interpreter (subprocess)
+
 
 def test_figures_import_neither_seaborn_nor_scipy_stats():
     code = ("import sys, fedlib.reporting.figures; "
