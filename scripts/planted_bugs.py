@@ -85,15 +85,16 @@ PLANTS = [
           "            p = rng.dirichlet(np.full(n_clients, alpha))",
           "            p = rng.dirichlet(np.full(n_clients, 1.0))"),
     Plant("the fingerprint ignores `lr_decay`", "fedlib/config.py",
-          '        for key in ("device", "progress",',
-          '        for key in ("lr_decay", "device", "progress",'),
+          'NON_NUMERIC = ("progress", "checkpoint_every", "data_dir", "state_device")',
+          'NON_NUMERIC = ("lr_decay", "progress", "checkpoint_every", "data_dir", "state_device")',
+          tests=(*NEW_TESTS, "tests/test_fingerprint_edges.py")),
     Plant("SCAFFOLD's server control variate averaged over the cohort (1/S) instead of 1/n",
           "fedlib/algorithms/scaffold.py",
           '    c = server["c"] + upload["delta_c"].sum(0) / ctx.n',
           '    c = server["c"] + upload["delta_c"].mean(0)'),
     Plant("FAdamGT's tracking variable refreshed from the corrected gradient", "fedlib/algorithms/tracking.py",
-          '            out["gsum"] = local["gsum"] + g\n',
-          '            out["gsum"] = local["gsum"] + g_hat\n'),
+          '        out["gsum"] = local["gsum"] + g\n',
+          '        out["gsum"] = local["gsum"] + g_hat\n'),
     Plant("FedAdam-SSM's mask from |ΔM| instead of |ΔW|", "fedlib/algorithms/fedadam_sparse.py",
           "    mask = topk_mask(dW.abs(), k)\n    return mask, mask, mask",
           "    mask = topk_mask(dM.abs(), k)\n    return mask, mask, mask"),
@@ -146,7 +147,7 @@ def main() -> None:
     if baseline:
         raise SystemExit(f"the tests fail without any plant: {baseline}")
     rows = ["| planted bug | file | failing tests (of tests/test_reference_algorithms.py, test_invariants.py, "
-            "test_metrics.py) |", "|---|---|---|"]
+            "test_metrics.py; the fingerprint plant also test_fingerprint_edges.py) |", "|---|---|---|"]
     uncaught = []
     for plant in PLANTS:
         result = run_plant(plant)
