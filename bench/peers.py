@@ -644,9 +644,10 @@ def main(argv=None) -> None:
     load_job_data(job)                                # a missing or corrupt --mnist folder fails here, in one line
     head = header(job, args)
     print(head, flush=True)
-    for name in [n for n in names if available(n, job.device)]:
-        print(available(name, job.device), flush=True)
-    names = [n for n in names if not available(n, job.device)]
+    refused = {n: why for n in names if (why := available(n, job.device))}
+    for why in refused.values():
+        print(why, flush=True)
+    names = [n for n in names if n not in refused]
     runs: dict[str, list[dict]] = {n: [] for n in names}
     for rep in range(args.reps):
         for name in names:
