@@ -161,6 +161,25 @@ def test_exact_text_label_format_and_missing_values():
         C.exact(side("A", {0: 1.0}), side("B", {}), higher_is_better=True)
 
 
+@pytest.mark.parametrize("higher", [True, False])
+@pytest.mark.parametrize("va, vb", [(math.nan, 1e-8), (0.5, math.nan), (math.nan, math.nan)])
+def test_exact_nan_is_unknown_never_within_or_beyond_a_bound(va, vb, higher):
+    """NaN has no order (every comparison with it is False): a NaN value, or a NaN bound, neither meets nor misses
+    the bound. A bug before: NaN below an upper bound came out 'better' (and above a lower bound 'worse'), so a claim
+    of values within a bound was confirmed by a value that was not a number."""
+    cmp = C.exact(side("A", {0: va}), side("bound", {0: vb}), higher_is_better=higher, label="gap")
+    assert cmp.outcome == "unknown" and cmp.exact is True
+    assert cmp.text == f"gap: A {va:.6g} vs bound {vb:.6g} (exact values)"          # the value shown as it is
+    for aggregate in ("all", "match"):                                                # it cannot decide a claim
+        claim = C.judge("N", "within the bound", "s", [cmp], aggregate=aggregate)
+        assert claim.status == C.INCONCLUSIVE
+        assert C.recompute(claim.to_dict(), C.seed_table([claim])) == (C.INCONCLUSIVE, ["unknown"])
+    # beside a comparison that does meet its bound, the claim stays inconclusive ('all'), not confirmed
+    met = C.exact(side("B", {0: 1e-9}), side("bound", {0: 1e-8}), higher_is_better=False)
+    assert met.outcome == "better"
+    assert C.judge("N2", "both within", "s", [met, cmp]).status == C.INCONCLUSIVE
+
+
 # ---------------------------------------------------------------------------------------------- Holm's adjustment
 def test_holm_adjusts_the_claims_statistical_comparisons_only():
     c1, c2, c3 = stat(0.01), stat(0.04), stat(0.03)

@@ -116,9 +116,10 @@ def paired(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: st
 
 def exact(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str = "{:.6g}",
           rel_tol: float = 1e-9) -> Comparison:
-    """Compare deterministic values (one per side, any seed key): better / worse / tie within `rel_tol`."""
+    """Compare deterministic values (one per side, any seed key): better / worse / tie within `rel_tol`. A missing
+    value (None) or NaN on either side is unknown: NaN has no order, so it never meets a bound (nor misses one)."""
     va, vb = _single(a), _single(b)
-    if va is None or vb is None:
+    if va is None or vb is None or math.isnan(va) or math.isnan(vb):
         outcome = "unknown"
     elif math.isclose(va, vb, rel_tol=rel_tol, abs_tol=0.0):
         outcome = "tie"
