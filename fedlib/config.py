@@ -3,6 +3,10 @@
 Every field has a type, a default and a rule. `RunConfig.from_dict` coerces strings from the command line,
 refuses unknown keys, and `validate()` checks every rule before any compute starts. Errors are ConfigError with a
 one-line message naming the field and what is allowed.
+
+Kept as one module (over 400 lines) because the fields, their rules and the fingerprint rule (NON_NUMERIC,
+ADAPTIVE_FIELDS) are one contract, the run-cache key, and this module may load only the leaves fedlib.errors and
+fedlib.hparams (tests/test_imports.py), so the lazy registry look-ups and value checks it needs stay here as well.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The cost table (bench/costs.json): which fields of a run decide the work of one round (its *cost configuration*)
 and the per-round costs measured for each, on each device.
 
-`fedlib estimate` (fedlib/estimate.py) measures and reads it; `experiments.run_many` reads the peak memory it
+`fedlib estimate` (fedlib/estimate/) measures and reads it; `experiments.run_many` reads the peak memory it
 stores to size a Ray task's GPU share (`measured_memory`). This module sits below both.
 """
 from __future__ import annotations

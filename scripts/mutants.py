@@ -51,8 +51,8 @@ MODULE_TESTS = {
     "fedlib/reporting/stats.py": ["tests/test_claims_stats.py", "tests/test_stats_edges.py"],
     # the claims layer's own tests kill every non-equivalent mutant; the papers' claim tests (tests/test_*_claims.py,
     # ~37 s for a survivor that reaches them all) check the papers' helpers, which call this module
-    "fedlib/reporting/claims.py": ["tests/test_claims_edges.py", "tests/test_claims_stats.py",
-                                   "tests/test_stats_edges.py"],
+    **{f"fedlib/reporting/{name}.py": ["tests/test_claims_edges.py", "tests/test_claims_stats.py",
+                                       "tests/test_stats_edges.py"] for name in ("claims", "pairwise")},
     # the engine runs under every reference case: a representative few (plain, control variates, masked unequal
     # steps, two gradient calls per step, an epoch-based schedule, random draws) keep a survivor's re-run short
     "fedlib/engine/simulation.py": [f"{REFERENCE}::test_matches_reference[{case}]" for case in (

@@ -1,7 +1,8 @@
-"""The claims layer (fedlib/reporting/claims.py) at its edges, on hand-made per-seed numbers: the direction of
-"better", exact values and their tolerance, censored runs that missed a target, Holm's adjustment across a claim's
-comparisons, every aggregation rule on both sides of its thresholds, the "not testable at this scale" path, and the
-exact text each verdict prints (mutation survivors of fedlib/reporting/claims.py, docs/testing.md).
+"""The claims layer (fedlib/reporting/claims.py and its comparisons, fedlib/reporting/pairwise.py) at its edges, on
+hand-made per-seed numbers: the direction of "better", exact values and their tolerance, censored runs that missed a
+target, Holm's adjustment across a claim's comparisons, every aggregation rule on both sides of its thresholds, the
+"not testable at this scale" path, and the exact text each verdict prints (mutation survivors of
+fedlib/reporting/claims.py, docs/testing.md).
 
 Constant per-seed differences make the paired statistics exact (zero-width interval, p = 0), so the expected
 numbers and strings below are written by hand; where a p-value matters the comparison is built from a hand-made
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 
 from fedlib.reporting import claims as C
+from fedlib.reporting import pairwise
 from fedlib.reporting.stats import Paired
 
 
@@ -102,17 +104,17 @@ def test_one_pair_and_no_pair_print_no_interval():
     assert C.compare_costs({0: None, 1: None}, {0: None, 1: None}, cap_a=40.0).text == \
         "A >40 vs B >40 (no informative seed pair)"
     bare = C.Comparison("unknown", "", side("A", {0: 1.0}), side("B", {0: 2.0}))       # no statistics at all
-    assert C._describe(bare, "", "{:.1f}") == "A 1.0 vs B 2.0 (no informative seed pair)"
-    assert C._describe(bare, "x", "{:.1f}") == "x: A 1.0 vs B 2.0 (no informative seed pair)"
+    assert pairwise._describe(bare, "", "{:.1f}") == "A 1.0 vs B 2.0 (no informative seed pair)"
+    assert pairwise._describe(bare, "x", "{:.1f}") == "x: A 1.0 vs B 2.0 (no informative seed pair)"
 
 
 def test_side_summary():
-    assert C._side_summary(side("A", {}), "{:.1f}") == "n/a (no seeds)"
-    assert C._side_summary(side("A", {0: 1.0, 1: 2.0}), "{:.2f}") == "1.50"
-    assert C._side_summary(side("A", {0: None, 1: None}), "{:.1f}") == ">?"
-    assert C._side_summary(side("A", {0: None, 1: None}, cap=40.0), "{:.1f}") == ">40"
-    assert C._side_summary(side("A", {0: None, 1: 3.0, 2: 4.0}, cap=2.5), "{:.1f}") == ">2.5 (2/3 reached)"
-    assert C._num(None, "{:.1f}") == "n/a" and C._num(0.25, "{:.1f}") == "0.2"
+    assert pairwise._side_summary(side("A", {}), "{:.1f}") == "n/a (no seeds)"
+    assert pairwise._side_summary(side("A", {0: 1.0, 1: 2.0}), "{:.2f}") == "1.50"
+    assert pairwise._side_summary(side("A", {0: None, 1: None}), "{:.1f}") == ">?"
+    assert pairwise._side_summary(side("A", {0: None, 1: None}, cap=40.0), "{:.1f}") == ">40"
+    assert pairwise._side_summary(side("A", {0: None, 1: 3.0, 2: 4.0}, cap=2.5), "{:.1f}") == ">2.5 (2/3 reached)"
+    assert pairwise._num(None, "{:.1f}") == "n/a" and pairwise._num(0.25, "{:.1f}") == "0.2"
 
 
 def test_relabel_prefixes_the_same_object():
@@ -159,6 +161,25 @@ def test_exact_text_label_format_and_missing_values():
         C.exact(side("A", {0: 1.0, 1: 2.0}), side("B", {0: 1.0}), higher_is_better=True)
     with pytest.raises(ValueError, match=r"^exact comparison of B needs one value, got 0$"):
         C.exact(side("A", {0: 1.0}), side("B", {}), higher_is_better=True)
+
+
+@pytest.mark.parametrize("higher", [True, False])
+@pytest.mark.parametrize("va, vb", [(math.nan, 1e-8), (0.5, math.nan), (math.nan, math.nan)])
+def test_exact_nan_is_unknown_never_within_or_beyond_a_bound(va, vb, higher):
+    """NaN has no order (every comparison with it is False): a NaN value, or a NaN bound, neither meets nor misses
+    the bound. A bug before: NaN below an upper bound came out 'better' (and above a lower bound 'worse'), so a claim
+    of values within a bound was confirmed by a value that was not a number."""
+    cmp = C.exact(side("A", {0: va}), side("bound", {0: vb}), higher_is_better=higher, label="gap")
+    assert cmp.outcome == "unknown" and cmp.exact is True
+    assert cmp.text == f"gap: A {va:.6g} vs bound {vb:.6g} (exact values)"          # the value shown as it is
+    for aggregate in ("all", "match"):                                                # it cannot decide a claim
+        claim = C.judge("N", "within the bound", "s", [cmp], aggregate=aggregate)
+        assert claim.status == C.INCONCLUSIVE
+        assert C.recompute(claim.to_dict(), C.seed_table([claim])) == (C.INCONCLUSIVE, ["unknown"])
+    # beside a comparison that does meet its bound, the claim stays inconclusive ('all'), not confirmed
+    met = C.exact(side("B", {0: 1e-9}), side("bound", {0: 1e-8}), higher_is_better=False)
+    assert met.outcome == "better"
+    assert C.judge("N2", "both within", "s", [met, cmp]).status == C.INCONCLUSIVE
 
 
 # ---------------------------------------------------------------------------------------------- Holm's adjustment

@@ -11,6 +11,7 @@ from fedlib import costs, experiments
 from fedlib import estimate as E
 from fedlib.cli import main
 from fedlib.config import RunConfig
+from fedlib.estimate import command, report, run_costs, scaled
 
 TINY = {"dataset": "digits", "model": "cnn", "n_clients": 10, "clients_per_round": 4, "local_steps": 3,
         "batch_size": 16, "rounds": 12, "eval_every": 1, "device": "cpu", "oracle": "loop", "progress": False}
@@ -104,7 +105,7 @@ def test_the_cost_table_is_used_instead_of_timing(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("timed although the cost table has the entry")
 
-    monkeypatch.setattr(E, "measure", boom)
+    monkeypatch.setattr(run_costs, "measure", boom)
     again = E.estimate_configs(STAGE[:1], table=E.read_table(path))
     assert again[0]["seconds"] == first[0]["seconds"]
     untimed = E.estimate_configs([{**TINY, "algorithm": "scaffold"}], table={}, measure_missing=False)
@@ -169,8 +170,8 @@ def test_timing_logs_k_of_n_with_elapsed_seconds_and_saves_after_each_configurat
                 "client_grads_per_round": 4, "flops_per_client_grad": 1e6, "eval_flops_per_image": 1e3,
                 "n_test": 10, "timed_as": "as configured", "stand_in": None}
 
-    monkeypatch.setattr(E, "measure", fake_measure)
-    monkeypatch.setattr(E, "_current_label", lambda device, threads: "cpu/1t")
+    monkeypatch.setattr(run_costs, "measure", fake_measure)
+    monkeypatch.setattr(run_costs, "_current_label", lambda device, threads: "cpu/1t")
     lines: list[str] = []
     progress = E.TimingProgress(3, lines.append, clock=lambda: next(ticks))
     table: dict = {}
@@ -196,16 +197,16 @@ def test_an_interrupted_paper_timing_keeps_what_it_timed_and_resumes(tmp_path, m
             raise KeyboardInterrupt                  # the second configuration is interrupted
         return real(cfg, rounds_timed)
 
-    monkeypatch.setattr(E, "measure", stops_after_one)
+    monkeypatch.setattr(run_costs, "measure", stops_after_one)
     art = E.Artefact("tiny", STAGE, None, None)
-    monkeypatch.setattr(E, "artefacts", lambda profile, target, params: [art])
+    monkeypatch.setattr(command, "artefacts", lambda profile, target, params: [art])
     assert main(["estimate", "--save", "--costs", str(path), "--rounds-timed", "1"]) == 130     # Ctrl-C
     kept = E.read_table(path)
     first = experiments.resolve_config(STAGE[0])
     assert [k[0] for k in kept] == [E.cost_id(first)] and not list(tmp_path.glob("*.tmp"))
     assert "[1/2] " in capsys.readouterr().err
     calls.clear()
-    monkeypatch.setattr(E, "measure", real)
+    monkeypatch.setattr(run_costs, "measure", real)
     assert main(["estimate", "--save", "--costs", str(path), "--rounds-timed", "1"]) == 0
     err = capsys.readouterr().err
     assert "[1/1] " in err and "fadamgt digits/cnn" in err and "fedavg digits/cnn" not in err
@@ -279,8 +280,8 @@ def test_a_local_epochs_round_costs_its_cohort_times_its_slowest_client():
 
 
 def test_a_local_epochs_configuration_is_timed_as_fixed_steps_and_scaled(monkeypatch):
-    monkeypatch.setattr(E, "CHEAP_S", 0.0)           # force the scaled-down timing on this tiny configuration
-    monkeypatch.setattr(E, "_PROBE_ROUNDS", {})
+    monkeypatch.setattr(scaled, "CHEAP_S", 0.0)           # force the scaled-down timing on this tiny configuration
+    monkeypatch.setattr(scaled, "_PROBE_ROUNDS", {})
     cfg = experiments.resolve_config({**TINY, "algorithm": "fedavg", "partition": "iid", "local_epochs": 1.0})
     entry = E.measure(cfg, rounds_timed=1)
     from fedlib.engine import Simulation
@@ -303,8 +304,8 @@ def test_a_scaled_cpu_evaluation_keeps_to_a_work_budget():
 def test_configurations_with_the_same_scaled_down_round_share_its_timing(monkeypatch):
     from fedlib.engine import Simulation
 
-    monkeypatch.setattr(E, "CHEAP_S", 0.0)           # force the scaled-down timing on these tiny configurations
-    monkeypatch.setattr(E, "_PROBE_ROUNDS", {})
+    monkeypatch.setattr(scaled, "CHEAP_S", 0.0)           # force the scaled-down timing on these tiny configurations
+    monkeypatch.setattr(scaled, "_PROBE_ROUNDS", {})
     rounds = []
     real_round = Simulation.run_round
     monkeypatch.setattr(Simulation, "run_round", lambda self: rounds.append(self.cfg.local_steps) or real_round(self))
@@ -325,20 +326,20 @@ def test_the_report_summarises_how_entries_were_timed():
              "2 clients x 2 steps and 451 test images, scaled x25 (CPU time is linear in client-steps); the same "
              "scaled-down round as a configuration timed before it",
              "2 clients x 1 steps and 16 test images, scaled x5 (CPU time is linear in client-steps)"]
-    assert E._timed_summary(timed) == (
+    assert report._timed_summary(timed) == (
         "2 clients x 1 steps; 2 clients x 2 steps; as configured (scaled-down rounds: scaled up linearly in "
         "client-steps, evaluation timed on 16-1000 test images and scaled; per entry in the cost table)")
-    assert E._timed_summary(["as configured"]) == "as configured" and E._timed_summary([]) == "nothing"
+    assert report._timed_summary(["as configured"]) == "as configured" and report._timed_summary([]) == "nothing"
 
 
 def test_a_scaled_down_round_stored_in_the_table_is_not_timed_again(monkeypatch):
     from fedlib.engine import Simulation
 
-    monkeypatch.setattr(E, "CHEAP_S", 0.0)
-    monkeypatch.setattr(E, "_PROBE_ROUNDS", {})
+    monkeypatch.setattr(scaled, "CHEAP_S", 0.0)
+    monkeypatch.setattr(scaled, "_PROBE_ROUNDS", {})
     first = E.measure({**TINY, "algorithm": "fedavg", "local_steps": 5}, rounds_timed=1)
     assert first["scaled_round"]["client_grads"] == 2 * 2 and len(first["scaled_round"]["seconds"]) == 1
-    monkeypatch.setattr(E, "_PROBE_ROUNDS", {})                      # a new process, reading the cost table
+    monkeypatch.setattr(scaled, "_PROBE_ROUNDS", {})                      # a new process, reading the cost table
     E.remember_scaled_rounds({(first["cost_id"], first["device"]): first})
     rounds = []
     real_round = Simulation.run_round

@@ -153,7 +153,7 @@ def _printed_match(printed: str, value: float) -> str:
 
 def _one(method: str, setting: str, metric: str, value: float | None) -> C.Side:
     """A deterministic number as a per-seed side (the single seed 0); None or NaN (the table's missing value, e.g. a
-    deviation where the closed form does not apply) is unknown: `C.exact` would order NaN as 'better' below a bound."""
+    deviation where the closed form does not apply) is unknown, printed n/a (`C.exact` also takes NaN as unknown)."""
     return C.Side(method, setting, metric, {0: None if value is None or math.isnan(value) else float(value)})
 
 

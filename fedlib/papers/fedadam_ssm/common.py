@@ -1,5 +1,6 @@
 """What the FedAdam-SSM artefacts share: names, params keys, the comparison grid (tasks × distributions × algorithms ×
-seeds, each run as long as its uplink budget allows), record tagging, settings phrases, headers and metadata."""
+seeds, each run as long as its uplink budget allows), record tagging, settings phrases and tables (the comparison's,
+for Table I and Figure 2), headers and metadata."""
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ import numpy as np
 from fedlib.compress import MBIT
 from fedlib.papers.fedadam_ssm import PAPER
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm.budget import onebit_warmup, rounds_for_budget
+from fedlib.papers.fedadam_ssm.budget import dense_rounds_in_budget, onebit_warmup, rounds_for_budget
 from fedlib.reporting import describe as D
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
@@ -255,6 +256,37 @@ def _partition_text(settings: Mapping[str, Any]) -> str:
         kind = fields.get("partition", settings["run"].get("partition", "iid"))
         parts.append("IID" if kind == "iid" else f"{kind} θ = {fields.get('alpha', settings['run'].get('alpha'))}")
     return "; ".join(parts)
+
+
+def comparison_settings(settings: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The settings table of the comparison (Table I and Figure 2): the shared rows plus targets, run length, and
+    the two quantised baselines' own settings (how 1-bit Adam's warm-up was sized from the budget)."""
+    rows = settings["rows"]
+    out = settings_rows(settings)
+    for dist in settings["distributions"]:
+        out.append((f"target accuracy, {P.SETTING_NAMES.get(dist, dist)}",
+                    " / ".join(f"{P.TARGET_ACC.get(dist, {}).get(r, '—')}%" for r in rows),
+                    " / ".join(f"{100 * settings['targets'][r][dist]:g}%" for r in rows)))
+    out.append(("run length", f"{NOT_GIVEN} (A14)", "; ".join(
+        f"{run_label(settings, r)}: until {settings['budget_mbit'][r]:g} Mbit uplink, at most "
+        f"{settings['datasets'][r]['rounds']} rounds" for r in rows)))
+    if "onebit_adam" in settings["algorithms"]:
+        hp = (settings.get("hparams") or {}).get("onebit_adam", {})
+        frac = hp.get("warmup_frac", 0.2)
+        parts = []
+        for r in rows:
+            cfg = {"dataset": settings["datasets"][r]["dataset"], "model": settings["datasets"][r]["model"]}
+            dense = dense_rounds_in_budget(cfg, float(settings["budget_mbit"][r]))
+            parts.append(f"{run_label(settings, r)}: T_w = max(1, ⌊{frac:g} · {dense}⌋) = "
+                         f"{max(1, math.floor(frac * dense + 1e-9))}")
+        out.append(("1-bit Adam dense warm-up T_w", f"a warm-up stage, length {NOT_GIVEN} (A8)",
+                    f"{frac:g} of the dense FedAdam rounds the budget buys, at least 1 (" + "; ".join(parts)
+                    + "); compressed (2(d + 32) bits per round) from round T_w + 1"))
+    if "efficient_adam" in settings["algorithms"]:
+        q = (settings.get("hparams") or {}).get("efficient_adam", {}).get("quantizer", "sign")
+        out.append(("Efficient Adam quantiser", f"two-way quantisation with error feedback, quantiser {NOT_GIVEN} "
+                    "(A9)", "scaled sign, d + 32 bits per round" if q == "sign" else q))
+    return out
 
 
 def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]], lines: list[str],

@@ -22,6 +22,7 @@ from fedlib.papers.fedadam_ssm.budget import accuracy_at_budget, comm_to_target_
 from fedlib.papers.fedadam_ssm.common import (
     NAMES,
     comparison_configs,
+    comparison_settings,
     header,
     mbit,
     run_label,
@@ -356,7 +357,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
         block, skip=("partition",))
     text = header(TITLE, {**block, "section": settings["section"], "overrides": settings.get("overrides")},
                   stand_ins(block, block["rows"]), lines, notes)
-    text += "\n### Settings: paper and here\n\n" + R.settings_table(table1.comparison_settings(block)) + "\n\n"
+    text += "\n### Settings: paper and here\n\n" + R.settings_table(comparison_settings(block)) + "\n\n"
     text += "\n![Figure 2](fig2.png)\n\n" + f"*{caption}*\n\n"
     text += ("Paper panels: (a) CNN on Fashion-MNIST, (b) ResNet-18 on SVHN, (c) VGG-11 on CIFAR-10, each IID and "
              "non-IID; here the columns are their stand-ins (" + ", ".join(

@@ -19,21 +19,20 @@ import pandas as pd
 
 from fedlib.papers.fedadam_ssm import ablation
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit, dense_rounds_in_budget
+from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit
 from fedlib.papers.fedadam_ssm.common import (
     INF_TEXT,
     NAMES,
-    NOT_GIVEN,
     ablation_configs,
     comm_cell,
     comparison_configs,
     comparison_params,
+    comparison_settings,
     header,
     mbit,
     paper_cell,
     run_label,
     settings_lines,
-    settings_rows,
     short_stand_ins,
     stand_ins,
     tag,
@@ -349,37 +348,6 @@ PAPER_NOTES = (
     "FedAdam's CNN cells (24.0, 70.0) are exactly 12 and 35 rounds of 3·d·q = 2,096,640 bits for d = 21,840 when "
     "1 Mbit = 2^20 bits: per device, q = 32 (the convention used here).",
 )
-
-
-def comparison_settings(settings: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
-    """The settings table of the comparison (Table I and Figure 2): the shared rows plus targets, run length, and
-    the two quantised baselines' own settings (how 1-bit Adam's warm-up was sized from the budget)."""
-    rows = settings["rows"]
-    out = settings_rows(settings)
-    for dist in settings["distributions"]:
-        out.append((f"target accuracy, {P.SETTING_NAMES.get(dist, dist)}",
-                    " / ".join(f"{P.TARGET_ACC.get(dist, {}).get(r, '—')}%" for r in rows),
-                    " / ".join(f"{100 * settings['targets'][r][dist]:g}%" for r in rows)))
-    out.append(("run length", f"{NOT_GIVEN} (A14)", "; ".join(
-        f"{run_label(settings, r)}: until {settings['budget_mbit'][r]:g} Mbit uplink, at most "
-        f"{settings['datasets'][r]['rounds']} rounds" for r in rows)))
-    if "onebit_adam" in settings["algorithms"]:
-        hp = (settings.get("hparams") or {}).get("onebit_adam", {})
-        frac = hp.get("warmup_frac", 0.2)
-        parts = []
-        for r in rows:
-            cfg = {"dataset": settings["datasets"][r]["dataset"], "model": settings["datasets"][r]["model"]}
-            dense = dense_rounds_in_budget(cfg, float(settings["budget_mbit"][r]))
-            parts.append(f"{run_label(settings, r)}: T_w = max(1, ⌊{frac:g} · {dense}⌋) = "
-                         f"{max(1, math.floor(frac * dense + 1e-9))}")
-        out.append(("1-bit Adam dense warm-up T_w", f"a warm-up stage, length {NOT_GIVEN} (A8)",
-                    f"{frac:g} of the dense FedAdam rounds the budget buys, at least 1 (" + "; ".join(parts)
-                    + "); compressed (2(d + 32) bits per round) from round T_w + 1"))
-    if "efficient_adam" in settings["algorithms"]:
-        q = (settings.get("hparams") or {}).get("efficient_adam", {}).get("quantizer", "sign")
-        out.append(("Efficient Adam quantiser", f"two-way quantisation with error feedback, quantiser {NOT_GIVEN} "
-                    "(A9)", "scaled sign, d + 32 bits per round" if q == "sign" else q))
-    return out
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:

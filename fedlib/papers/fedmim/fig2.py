@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
+from fedlib.papers.fedmim import page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -337,16 +338,16 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     fig = plot(result, settings)
     curves = result["curves"].groupby(["panel", "row", "p", "method", "round"], sort=False)[
         ["test_acc", "consistency", "consistency_server"]].mean().reset_index()      # NaN: one-client cohorts
-    lines = M.settings_lines(settings, skip=("p",)) + [
+    lines = page.settings_lines(settings, skip=("p",)) + [
         f"(a) participation p ∈ {settings['participation_grid']} (S = p·n, Bernoulli); (b) p = "
         f"{settings['consistency_participation']}",
         "the paper gives no numbers for Figure 2 and does not state (b)'s split or ratio (A7)"]
-    text = M.header(TITLE, settings, M.stand_ins(settings, [r for r in P.DATASETS if r in settings["datasets"]]),
-                    lines, M.provenance(result["records"]))
+    text = page.header(TITLE, settings, page.stand_ins(settings, [r for r in P.DATASETS if r in settings["datasets"]]),
+                    lines, page.provenance(result["records"]))
     ps = _set(settings["participation_grid"])
-    text += "\n" + M.settings_table(settings, "fig2", result["records"], {
+    text += "\n" + page.settings_table(settings, "fig2", result["records"], {
         "participation": f"(a) Bernoulli p ∈ {ps}; (b) p = {settings['consistency_participation']:g}",
-        "split": M.split_text(run) + " in (a) and (b)"},
+        "split": page.split_text(run) + " in (a) and (b)"},
         paper_wrap={"participation": ("(a) ", f"; (b) not stated; {P.NOT_STATED['fig2']}"),
                       "split": ("", f"; (b) not stated; {P.NOT_STATED['fig2']}")}) + "\n"
     text += "\n![Figure 2](fig2.png)\n\n" + f"*{caption}*\n\n"
@@ -355,7 +356,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     table["acc_last10"] = [a + M.MARK.get(c, "") for a, c in zip(table["acc_last10"], result["summary"]["convergence"])]
     table["consistency_last_half"] = table["consistency_last_half"].map(lambda v: f"{v:.3g}")
     table.columns = ["panel", "data", "p", "method", "acc. last 10% of rounds (%)", "consistency (last half)", "seeds"]
-    text += ("### Summary (mean over seeds)\n\n" + M.fmt_table(table) + "\n\n"
+    text += ("### Summary (mean over seeds)\n\n" + page.fmt_table(table) + "\n\n"
              + f"Panel (a) at p = {max(float(p) for p in settings['participation_grid']):g} and panel (b) on the "
              "first row are the same runs (listed under both). " + M.CONVERGENCE_LEGEND + "\n\n")
     ctl = control_lines(result["frame"], settings)
@@ -366,4 +367,4 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                for _, r in result["summary"].iterrows()}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
                             claims=result["claims"], csv=curves.round(6), numbers=numbers,
-                            stand_ins=M.short_stand_ins(settings), figures={"": (fig, caption)})
+                            stand_ins=page.short_stand_ins(settings), figures={"": (fig, caption)})

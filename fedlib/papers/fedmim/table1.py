@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
+from fedlib.papers.fedmim import page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -219,7 +220,7 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any], algs: Sequen
                     cells[f"{P.SPLIT_LABELS[split]} final"] = r["final"] + M.MARK.get(r["convergence"], "")
                     cells[f"{P.SPLIT_LABELS[split]} best"] = r["best"]
             lines.append(cells)
-        blocks.append(M.row_block(label, settings, row, ran, lines))
+        blocks.append(page.row_block(label, settings, row, ran, lines))
     return "\n\n".join(blocks)
 
 
@@ -227,9 +228,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     splits = "; ".join(f"{P.SPLIT_LABELS.get(k, k)} = {v['partition']}" + (f" α = {v['alpha']}" if "alpha" in v
                                                                             else "")
                        for k, v in settings["splits"].items())
-    text = M.header(TITLE, settings, M.stand_ins(settings), M.settings_lines(settings) + [f"splits: {splits}"],
-                    M.provenance(result["records"]))
-    text += "\n" + M.settings_table(settings, "table1", result["records"], {"split": splits}) + "\n\n"
+    text = page.header(TITLE, settings, page.stand_ins(settings), page.settings_lines(settings) + [f"splits: {splits}"],
+                    page.provenance(result["records"]))
+    text += "\n" + page.settings_table(settings, "table1", result["records"], {"split": splits}) + "\n\n"
     text += markdown_tables(result["csv"], settings, result["algorithms"]) + "\n\n"
     text += ("Cells: paper = the printed Table I value (accuracy after 1000 rounds; final- or best-round is not "
              "stated, A17); final = test accuracy (%) at the last round, best = the highest evaluated round, each "
@@ -239,4 +240,4 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                for _, r in result["csv"].iterrows() if r["n_seeds"]}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
                             claims=result["claims"], csv=result["csv"], numbers=numbers,
-                            stand_ins=M.short_stand_ins(settings))
+                            stand_ins=page.short_stand_ins(settings))

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
+from fedlib.papers.fedmim import page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -127,7 +128,7 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any], algs: Sequen
                     cells[f"E={e:g} final"] = r["final"] + M.MARK.get(r["convergence"], "")
                     cells[f"E={e:g} best"] = r["best"]
             lines.append(cells)
-        blocks.append(M.row_block(label, settings, row, ran, lines))
+        blocks.append(page.row_block(label, settings, row, ran, lines))
     return "\n\n".join(blocks)
 
 
@@ -136,13 +137,13 @@ def _set(values) -> str:
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    lines = M.settings_lines(settings, skip=("E",)) + [
+    lines = page.settings_lines(settings, skip=("E",)) + [
         f"E ∈ {[float(e) for e in settings['epochs_grid']]} local epochs of batch {settings['run'].get('batch_size')} "
         "(K_i = ceil(E · n_i / B) steps; the paper: 10 steps per epoch)",
         "the paper does not state Table II's rounds, split or participation (A5)"]
-    text = M.header(TITLE, settings, M.stand_ins(settings), lines, M.provenance(result["records"]))
+    text = page.header(TITLE, settings, page.stand_ins(settings), lines, page.provenance(result["records"]))
     ran = [float(e) for e in settings["epochs_grid"]]
-    text += "\n" + M.settings_table(settings, "table2", result["records"], {"local_epochs": _set(ran)}) + "\n\n"
+    text += "\n" + page.settings_table(settings, "table2", result["records"], {"local_epochs": _set(ran)}) + "\n\n"
     text += markdown_tables(result["csv"], settings, result["algorithms"], result["epochs"]) + "\n\n"
     skipped = [e for e in P.EPOCHS if float(e) not in ran]
     text += ("Cells: paper = the printed Table II value; final / best = test accuracy (%) at the last round / the "
@@ -155,4 +156,4 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                for _, r in result["csv"].iterrows() if r["n_seeds"]}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
                             claims=result["claims"], csv=result["csv"], numbers=numbers,
-                            stand_ins=M.short_stand_ins(settings))
+                            stand_ins=page.short_stand_ins(settings))

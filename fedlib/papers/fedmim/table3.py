@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
+from fedlib.papers.fedmim import page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -162,17 +163,17 @@ def coincident_rows(frame: pd.DataFrame, settings: Mapping[str, Any]) -> list[st
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     row = settings["rows"][0]
     stand = [(P.DATASET_LABELS[row] + " (presumably; the paper does not name it, A6)",
-              M.entry_text(settings["datasets"][row]))]
-    lines = M.settings_lines(settings, skip=("mim",)) + ["the paper states only E = 5, 500 rounds, batch 50 (A6)"]
-    text = M.header(TITLE, settings, stand, lines, M.provenance(result["records"]))
-    text += "\n" + M.settings_table(settings, "table3", result["records"]) + "\n"
+              page.entry_text(settings["datasets"][row]))]
+    lines = page.settings_lines(settings, skip=("mim",)) + ["the paper states only E = 5, 500 rounds, batch 50 (A6)"]
+    text = page.header(TITLE, settings, stand, lines, page.provenance(result["records"]))
+    text += "\n" + page.settings_table(settings, "table3", result["records"]) + "\n"
     t = result["table"]
     shown = pd.DataFrame({"α_1 α_2 β_1 β_2": [label(a, b) for a, b in zip(t["alpha"], t["beta"])],
                           "A = 1 − Σα": t["A"], "ρ = Σβ": t["rho"],
                           "paper (%)": ["" if pd.isna(v) else f"{v:.2f}" for v in t["paper"]],
                           "final (%)": [f + M.MARK.get(c, "") for f, c in zip(t["final"], t["convergence"])],
                           "best (%)": t["best"]})
-    text += "\n" + M.fmt_table(shown) + "\n\n"
+    text += "\n" + page.fmt_table(shown) + "\n\n"
     text += ("'-' = weight not used. Table α_1 / β_1 weigh the most recent global displacement (A1). Row α = β = - "
              "is FedAvg; α_1 = 0.9 alone is FedCM with a = 0.1 (both identities are unit-tested). Cells: final / "
              "best test accuracy, mean ± sample std over seeds; the claims read the final cells. "
@@ -182,4 +183,4 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
                             claims=result["claims"], numbers=numbers,
                             csv=t.assign(alpha=t["alpha"].map(str), beta=t["beta"].map(str)),
-                            stand_ins=M.short_stand_ins(settings))
+                            stand_ins=page.short_stand_ins(settings))
