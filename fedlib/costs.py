@@ -68,7 +68,7 @@ def read_table(path: str | Path | None = None) -> dict[tuple[str, str], dict]:
 
 
 def write_table(entries: Mapping[tuple[str, str], dict], path: str | Path | None = None) -> None:
-    doc = {"about": "Measured per-round costs of cost configurations (fedlib/estimate.py; `fedlib estimate "
+    doc = {"about": "Measured per-round costs of cost configurations (fedlib/estimate/; `fedlib estimate "
                     "--save` adds entries). round_s excludes evaluation; eval_s is one evaluation.",
            "entries": [entries[k] for k in sorted(entries)]}
     write_json_atomic(Path(path or COSTS_FILE), doc)
