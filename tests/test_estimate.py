@@ -149,14 +149,19 @@ def test_report_marks_untimed_artefacts_and_lower_bounds():
     assert "| **total** | 9 | 9 | 3 | | ≥ 32.0 | ≥ 3 |" in text and "5 runs have no stored per-round cost" in text
 
 
-def test_the_committed_cost_table_still_prices_the_runs_it_timed():
-    """A field added to the cost key (e.g. cpu_path, which changes no work) must not orphan the committed entries:
-    FAdamGT Table 1 and Figure 3 at paper scale were timed, so every one of their runs has a per-round cost."""
+def test_the_committed_cost_table_prices_every_paper_run(capsys):
+    """Every run of the paper profile has a stored per-round cost, so `fedlib estimate --profile paper --table-only`
+    prints totals, not lower bounds. A field added to the cost key (e.g. cpu_path, which changes no work) must not
+    orphan the committed entries, and a new artefact or grid value needs its configurations timed (`--save`)."""
     from fedlib.estimate import artefacts, estimate_configs
 
     for art in artefacts("paper", "fadamgt_table1") + artefacts("paper", "fadamgt_fig3"):
         rows = estimate_configs(art.configs, measure_missing=False)
         assert len(rows) == 72 and all(r["entry"] is not None for r in rows), art.name
+    assert main(["estimate", "--profile", "paper", "--table-only"]) == 0
+    out = capsys.readouterr().out
+    assert "untimed" not in out and "≥" not in out and "no stored per-round cost" not in out
+    assert "| **total** | 1588 |" in out        # runs (the "to run" column depends on the local run cache)
 
 
 # ---------------------------------------------------------------------------------------------- timing the paper
