@@ -498,7 +498,7 @@ def test_dvc_parses_yaml_with_the_c_loader():
     """DVC re-reads the whole params.yaml (and dvc.lock) with ruamel's safe loader for every stage it checks; the
     pure-Python parser costs about 0.4 s per read of params.yaml, the C one (ruamel.yaml.clib, in the pipeline extra)
     0.1 s, which took `dvc status` from 11.5 s to 3.4 s on the 2-core build machine."""
-    pytest.importorskip("dvc", reason="the pipeline extra is not installed")
+    pytest.importorskip("dvc.version", reason="the pipeline extra is not installed")
     from ruamel.yaml import YAML
 
     assert "CParser" in YAML(typ="safe").Parser.__name__
