@@ -90,3 +90,13 @@ def test_the_setting_names_the_data_and_model_that_ran():
     assert c.comparisons[0]["a"]["setting"] == "synthetic (auto), round 2"
     none = run(payloads().iloc[3:].astype({"paper's description (up)": float}))["T1.2"]
     assert none.status == C.INCONCLUSIVE and none.comparisons == []             # nothing described: no comparison
+
+
+def test_an_undescribed_method_before_described_ones_skips_only_itself():
+    """The undescribed row first: the methods after it are still compared (a `break` for the `continue` would leave
+    the check with nothing to compare, and a mismatch after it unseen)."""
+    pay = payloads({"SCAFFOLD": 2.5})
+    pay = pd.concat([pay.iloc[[3]], pay.iloc[:3]], ignore_index=True)
+    c = run(pay)["T1.2"]
+    assert [x["a"]["method"] for x in c.comparisons] == ["FAFED", "FedAvg", "SCAFFOLD"]
+    assert c.status == C.REFUTED
