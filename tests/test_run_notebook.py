@@ -40,3 +40,33 @@ def test_run_notebook_help_is_papermills():
     done = subprocess.run([sys.executable, "-m", "fedlib.reporting.run_notebook", "--help"], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0 and "Usage: papermill" in done.stdout and "--parameters" in done.stdout
+
+
+def _run_main(src, out):
+    probe = (f"import sys; sys.argv = ['papermill', {str(src)!r}, {str(out)!r}, '-k', 'python3', '--no-progress-bar']; "
+             "from fedlib.reporting.run_notebook import main\n"
+             "try:\n    main()\nexcept SystemExit as e:\n    sys.exit(e.code)\n")
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_run_notebook_stops_the_kernel_at_once_and_still_fails_on_a_failing_cell(tmp_path):
+    # an atexit hook runs only when the kernel is asked to shut down gracefully; killed at once, it never runs
+    marker = tmp_path / "atexit-ran"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(f"import atexit, pathlib\natexit.register(pathlib.Path({str(marker)!r}).touch)"
+                                          "\nprint('ok')")]
+    src, out = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(nb, src)
+    done = _run_main(src, out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ok" in "".join(o.get("text", "") for o in nbformat.read(out, as_version=4).cells[0].outputs)
+    assert not marker.exists()
+
+    nb.cells = [nbformat.v4.new_code_cell("raise ValueError('planted failure')")]
+    nbformat.write(nb, src)
+    failed = _run_main(src, out)
+    assert failed.returncode == 1
+    assert "planted failure" in failed.stderr + failed.stdout
+    assert nbformat.read(out, as_version=4).cells[-1].outputs[0]["ename"] == "ValueError"

@@ -1,4 +1,5 @@
-"""papermill's command line for the DVC stages, minus one import that costs 1.8 s per stage and is never used.
+"""papermill's command line for the DVC stages, minus two costs paid by every stage: an import that is never used
+(1.8 s) and a graceful kernel shutdown after the last cell (1.3 s).
 
 papermill reads and writes notebooks through nbformat, which validates them with jsonschema. When the optional
 package `rfc3987_syntax` is installed (jupyterlab's dependencies bring it in), jsonschema imports it for its "iri"
@@ -8,7 +9,12 @@ absent makes jsonschema skip that one checker; everything else is papermill's ow
 
     python -m fedlib.reporting.run_notebook notebooks/fadamgt_fig3.ipynb runs/fadamgt/fig3.ipynb -k python3 ...
 
-Plain `papermill` gives the same notebook (a test executes both); this only starts faster.
+The kernel is stopped at once when the last cell has run (nbclient's `shutdown_kernel="immediate"`) instead of
+being asked to shut down and waited for: by then every output is in the notebook papermill writes, every report was
+written (atomically) by a cell, and the run pool was closed by the cell that opened it, so nothing in the kernel is
+left to finish. A failing cell still ends the run with papermill's error and exit status.
+
+Plain `papermill` gives the same notebook (a test executes both); this only starts and stops faster.
 """
 from __future__ import annotations
 
@@ -18,7 +24,16 @@ import sys
 def main() -> None:
     sys.modules.setdefault("rfc3987_syntax", None)      # None in sys.modules: `import` raises ImportError
     from papermill.cli import papermill
+    from papermill.engines import NBClientEngine, papermill_engines
 
+    class PromptShutdown(NBClientEngine):
+        """papermill's default engine, stopping the kernel at once after the last cell."""
+
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
+            return super().execute_managed_notebook(nb_man, kernel_name, shutdown_kernel="immediate", **kwargs)
+
+    papermill_engines.register(None, PromptShutdown)          # the engine used when no --engine is given
     papermill(prog_name="papermill")
 
 
