@@ -72,6 +72,12 @@ _NOTES_EMPTY = ("notes is still empty here: the convergence notes are added only
 _ACC_F = ("'F' differs from 'f' only for inf and nan, and final accuracies (percentages; a nan one is refused by "
           "claims.paired) and their paired means and intervals are finite")
 
+_LABEL_WORD = ("LABELS is a module constant ('ΔW (model)', ...) whose values have no leading or non-ASCII whitespace, "
+               "only single spaces: split(' ')[0] and split()[0] are the same word")
+_THETA_LAMBDA = ("Θ/Λ = √d·Gβ2/(2εβ1) = 5.55e5·√d at the fixed constants, so Θ > Λ for every model size d ≥ 1; "
+                 "only d = 0 gives Θ < Λ, and there min_g_rho_for(0.999, 0) in the same evidence line divides by "
+                 "zero first")
+
 EQUIVALENT: dict[str, str] = {
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_8": _DEVICE,
     "fedlib.algorithms.adam.x_init_client_moments__mutmut_12": _DEVICE,
@@ -259,4 +265,16 @@ EQUIVALENT: dict[str, str] = {
                                                         "and their paired means and intervals are finite"),
     "fedlib.papers.fedmim.table1.x_acc__mutmut_21": ("the argument removed equals common.versus's default "
                                                      "(metric = 'final accuracy (%)', table1.ACC)"),
+    **{f"fedlib.papers.fedadam_ssm.fig1.x_claims__mutmut_{n}": _LABEL_WORD for n in (24, 146, 168)},
+    "fedlib.papers.fedadam_ssm.fig1.x_claims__mutmut_144": (
+        "F1.1 has already paired each task's ΔW, ΔM and ΔV medians by seed, which raises unless the three have the "
+        "same seeds: a task's three skewness dicts are all empty or none is, so break skips only empty ones"),
+    "fedlib.papers.fedadam_ssm.fig1.x_claims__mutmut_280": ("'F' differs from 'f' only for inf and nan, and the "
+                                                           "printed values, 1 − 1/(1 + 2√d) ∈ [0, 1) and 0.999, "
+                                                           "are finite"),
+    "fedlib.papers.fedadam_ssm.fig1.x_claims__mutmut_288": (
+        "Γ = Θ exactly at no model size: checked for every d ≤ 2·10^6 (Γ/Θ passes 1 between d = 249,500 and "
+        "249,501: 0.9999995, 1.0000015), and above it Γ/Θ ≥ 2.83 (every 1000th d up to the OverflowError at "
+        "d ≈ 1.9·10^8; Γ is inf from d ≈ 8.2·10^7, Θ stays finite)"),
+    **{f"fedlib.papers.fedadam_ssm.fig1.x_claims__mutmut_{n}": _THETA_LAMBDA for n in (295, 300, 304)},
 }

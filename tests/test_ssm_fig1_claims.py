@@ -2,7 +2,7 @@
 per-seed table of update statistics: F1.1 compares ΔW with ΔM and ΔM with ΔV per task (larger median log-magnitude
 is better), F1.2 each |skewness| with the bound 1 (lower is better; the sign of the skewness does not matter), F1.3
 prints Proposition 1's threshold against β2 = 0.999 for each model and the paper's two, never testable; mirrored
-numbers, a task without statistics, and the exact text. Written to kill the claim functions' mutants
+numbers, a task without statistics, non-finite numbers, and the exact text of every comparison. Written to kill the claim functions' mutants
 (scripts/mutants.sh ssm-fig1-claims)."""
 from __future__ import annotations
 
@@ -55,6 +55,11 @@ def test_f1_1_orders_dw_dm_dv_per_task_larger_is_better():
     assert run(stats(med={("svhn_resnet", "dV"): -2.5}))["F1.1"].status == C.REFUTED      # ΔV above ΔM
     assert run(stats(med={("fmnist_cnn", "dW"): -4.0}))["F1.1"].status == C.REFUTED      # ΔW below ΔM
     c = got["F1.1"]
+    assert [o.text for o in c._comparison_objects] == [          # each task's label, two decimals ("-3.00")
+        f"{L1}: ΔW -1.98 vs ΔM -3.00; Δ = 1.02 [1.00, 1.04] (n = 5)",
+        f"{L1}: ΔM -3.00 vs ΔV -6.00; Δ = 3.00 [3.00, 3.00] (n = 5)",
+        f"{L2}: ΔW -1.98 vs ΔM -3.00; Δ = 1.02 [1.00, 1.04] (n = 5)",
+        f"{L2}: ΔM -3.00 vs ΔV -6.00; Δ = 3.00 [3.00, 3.00] (n = 5)"]
     assert c.evidence[4:] == [f"{L1}: ΔW > ΔM > ΔV by median in 10/15 measured (seed, round) pairs",
                               f"{L2}: ΔW > ΔM > ΔV by median in 15/15 measured (seed, round) pairs"]
     assert (c.text, c.source, c.quote) == ("The updates are ordered in magnitude: ΔW > ΔM > ΔV", "§VII-B1, Figure 1",
@@ -67,8 +72,13 @@ def test_f1_2_each_absolute_skewness_against_the_bound_lower_is_better():
     got = run()["F1.2"]
     assert sides(got) == [(v, "bound 1", lab, lab, f"|skewness| of log10|{v}|", False, False)
                           for lab in (L1, L2) for v in ("ΔW", "ΔM", "ΔV")]
+    assert [x["b"]["metric"] for x in got.comparisons] == [f"|skewness| of log10|{v}|"
+                                                             for _ in (L1, L2) for v in ("ΔW", "ΔM", "ΔV")]
     assert got.status == C.CONFIRMED
     assert got._comparison_objects[0].b.values == {s: 1.0 for s in SEEDS}
+    assert [o.text for o in got._comparison_objects] == [        # each task's label, two decimals ("1.00")
+        f"{lab}: {v} 0.32 vs bound 1 1.00; Δ = -0.68 [-0.70, -0.66] (n = 5)" for lab in (L1, L2)
+        for v in ("ΔW", "ΔM", "ΔV")]
     negative = run(stats(skew={("svhn_resnet", "dM"): -1.5}))["F1.2"]
     assert negative.status == C.REFUTED                                          # |−1.5| > 1
     assert negative._comparison_objects[4].a.values[0] == 1.5
@@ -78,6 +88,20 @@ def test_f1_2_each_absolute_skewness_against_the_bound_lower_is_better():
     assert got.rule == ("paired by seed, Holm over the claim's comparisons: |skewness| of each log-magnitude (pooled "
                         "over the measured rounds) against 1, a coarse shape check; confirmed when every one is "
                         "significantly below it, refuted when one is significantly above")
+
+
+def test_non_finite_numbers_print_in_lower_case_and_leave_the_comparison_unknown():
+    """An infinite median (a diverged update: log10|inf|) or |skewness| is printed as inf / nan, not INF / NAN."""
+    inf = float("inf")
+    got = run(stats(med={("fmnist_cnn", "dM"): inf}, skew={("svhn_resnet", "dV"): -inf}))
+    f11, f12 = got["F1.1"], got["F1.2"]
+    assert [o.text for o in f11._comparison_objects[:2]] == [
+        f"{L1}: ΔW -1.98 vs ΔM inf; Δ = -inf [nan, nan] (n = 5)", f"{L1}: ΔM inf vs ΔV -6.00; Δ = inf [nan, nan] (n = 5)"]
+    assert [o.outcome for o in f11._comparison_objects] == ["unknown", "unknown", "better", "better"]
+    assert f11.status == C.INCONCLUSIVE
+    assert f12._comparison_objects[5].text == f"{L2}: ΔV inf vs bound 1 1.00; Δ = inf [nan, nan] (n = 5)"
+    assert [o.outcome for o in f12._comparison_objects] == ["better"] * 5 + ["unknown"]
+    assert f12.status == C.INCONCLUSIVE
 
 
 def test_a_task_without_statistics_is_left_out():
@@ -101,8 +125,11 @@ def test_f1_3_prints_the_threshold_per_model_and_is_never_testable():
     names = [f"{L1}, d = {d1:,}", f"{L2}, d = {d2:,}", "the paper's CNN, d = 21,840", "the paper's VGG-11, d = 9,750,922"]
     assert [(x["a"]["method"], x["b"]["method"], x["a"]["setting"], x["higher_is_better"], x["exact"])
             for x in c.comparisons] == [("1 − 1/(1 + 2Gρ√d)", "β2 = 0.999", n, True, True) for n in names]
+    assert [(x["b"]["setting"], x["b"]["metric"]) for x in c.comparisons] == [
+        (n, "largest β2 allowed by (26) at G = ρ = 1") for n in names]
     objs = c._comparison_objects
     assert [o.a.values for o in objs] == [{-1: prop1_threshold(d)} for d in (d1, d2, 21_840, 9_750_922)]
+    assert [o.b.values for o in objs] == [{-1: 0.999}] * 4                  # one value, under the same key -1
     assert [o.outcome for o in objs] == ["worse", "worse", "worse", "better"]    # only d ≈ 10^7 clears 0.999
     notes = [e.removeprefix("(for information) ") for e in c.evidence[1 + len(objs):]]
     assert notes == [f"{L1}, d = {d1:,}: (26) at G = ρ = 1 needs Gρ > 19.6 for β2 = 0.999; at l = 30: Γ < Θ, Θ > Λ",
