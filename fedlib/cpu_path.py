@@ -68,6 +68,11 @@ def pin_at_import() -> bool:
     return True
 
 
+def pinned_here() -> bool:
+    """Whether `import fedlib` wrote the portable path's settings into this process's environment."""
+    return _pinned_here
+
+
 def active() -> str:
     """`portable` when this process runs ATen's AVX2 kernels with MKL's COMPATIBLE branch, else `native`."""
     import torch

@@ -19,8 +19,7 @@ import multiprocessing as mp
 import os
 from collections.abc import Iterator, Mapping
 
-from fedlib import engine
-from fedlib.cpu_path import ENV_SWITCH, PATHS
+from fedlib.cpu_path import ENV_SWITCH, PATHS, PORTABLE_ENV, pinned_here
 from fedlib.errors import ConfigError
 from fedlib.provenance import source_hash
 
@@ -45,6 +44,8 @@ def set_threads(threads: int | None) -> None:
 
 def execute(cfg: dict, threads: int | None = None) -> dict:
     """Run one configuration with the engine and return its record (with the worker's `source_hash`)."""
+    from fedlib import engine          # imported here: `warm_up` must start the fork server before torch loads
+
     set_threads(threads)
     record = engine.run(cfg)
     record["source_hash"] = source_hash()
@@ -63,11 +64,11 @@ def serial(jobs: Mapping[str, dict]) -> Iterator[Outcome]:
 
 
 def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None) -> Iterator[Outcome]:
-    """A pool of `workers` spawned processes (fork is unsafe once torch has started threads), one thread each.
+    """A pool of `workers` processes, one torch thread each (`_context`: forked from a preloaded server, or spawned).
 
-    `path`: the CPU math path the workers take (fedlib/cpu_path.py); each worker imports fedlib before torch, so it
-    can take either path whatever this process runs."""
-    ctx = mp.get_context("spawn")
+    `path`: the CPU math path the workers take (fedlib/cpu_path.py); a spawned worker imports fedlib before torch,
+    so it can take either path whatever this process runs."""
+    ctx = _context(path)
     pool_args = {"max_workers": min(workers, len(jobs)), "mp_context": ctx, "initializer": set_threads,
                  "initargs": (1,)}
     with _child_cpu_path(path), cf.ProcessPoolExecutor(**pool_args) as pool:
@@ -81,19 +82,60 @@ def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None
                 fut.cancel()
 
 
+# The engine's modules, imported once by the fork server: its workers start with torch and fedlib loaded.
+PRELOAD = ["fedlib.fanout", "fedlib.engine"]
+
+
+def _context(path: str | None):
+    """How workers start. On this process's own CPU path: forked from Python's fork server, a single-threaded
+    process that imported PRELOAD once and never ran a torch operation, so a fork is safe (unlike a fork of this
+    process, whose torch may have started threads) and each worker skips the 2 s import of torch and the engine.
+    On another path: spawned, a fresh interpreter that pins `path` as it imports fedlib (the fork server keeps the
+    path it started with)."""
+    from fedlib import cpu_path
+
+    if path is None or path == cpu_path.active():
+        return _fork_server()
+    return mp.get_context("spawn")
+
+
+def _fork_server():
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    return ctx
+
+
+def warm_up() -> None:
+    """Start the fork server now (it imports torch and the engine: about 2 s of one core), so that this happens
+    while the caller is still busy, e.g. while a notebook resolves its settings; the next process_pool on this
+    process's CPU path forks its workers from it at once. Call it before torch is imported here, outside any
+    `_child_cpu_path`: the server keeps the environment (the CPU path) it starts with."""
+    from multiprocessing import forkserver
+
+    _fork_server()
+    forkserver.ensure_running()
+
+
 @contextlib.contextmanager
 def _child_cpu_path(path: str | None):
-    """Spawned workers read $FEDLIB_CPU_PATH when they import fedlib: set it while the pool starts them."""
-    before = os.environ.get(ENV_SWITCH)
+    """Spawned workers read $FEDLIB_CPU_PATH when they import fedlib: set it while the pool starts them. For a native
+    worker of a process that pinned the portable path, the library settings fedlib wrote into this environment are
+    left out too (a child inherits them, and they would pin its torch just the same)."""
+    keys = (ENV_SWITCH, *PORTABLE_ENV)
+    before = {k: os.environ.get(k) for k in keys}
     if path is not None:
         os.environ[ENV_SWITCH] = path
+    if path == "native" and pinned_here():
+        for k in PORTABLE_ENV:
+            os.environ.pop(k, None)
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop(ENV_SWITCH, None)
-        else:
-            os.environ[ENV_SWITCH] = before
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
@@ -169,5 +211,5 @@ def gpu_share(peak_bytes: float | None, device_bytes: float | None, headroom: fl
     return 1.0 / min(max(k, 1), max_runs_per_gpu)
 
 
-__all__ = ["BACKENDS", "cluster_gpus", "connect_ray", "execute", "gpu_share", "process_pool", "ray_module",
-           "ray_tasks", "serial", "set_threads"]
+__all__ = ["BACKENDS", "PRELOAD", "cluster_gpus", "connect_ray", "execute", "gpu_share", "process_pool", "ray_module",
+           "ray_tasks", "serial", "set_threads", "warm_up"]

@@ -108,3 +108,59 @@ def test_gpu_share_fits_measured_peak_memory():
     assert fanout.gpu_share(30 * gib, 80 * gib) == 0.5
     assert fanout.gpu_share(70 * gib, 80 * gib) == 1.0
     assert fanout.gpu_share(0.1 * gib, 80 * gib) == 1 / 8            # at most 8 runs share a GPU
+
+
+def test_workers_fork_from_the_preloaded_server_on_this_path_and_spawn_on_another():
+    from fedlib import cpu_path
+
+    here = cpu_path.active()
+    other = "native" if here == "portable" else "portable"
+    assert fanout._context(here).get_start_method() == "forkserver"
+    assert fanout._context(None).get_start_method() == "forkserver"
+    assert fanout._context(other).get_start_method() == "spawn"     # the server keeps the path it started with
+    assert "fedlib.engine" in fanout.PRELOAD
+
+
+@pytest.mark.slow
+def test_forked_and_spawned_workers_give_the_serial_records(tmp_path):
+    from fedlib import cpu_path
+
+    serial = experiments.run_many(SWEEP, tmp_path / "serial", workers=1, verbose=False)
+    forked = experiments.run_many(SWEEP, tmp_path / "forked", workers=2, verbose=False)
+    assert [_numbers(r) for r in forked] == [_numbers(r) for r in serial]
+    other = "native" if cpu_path.active() == "portable" else "portable"
+    spawned = experiments.run_many([{**c, "cpu_path": other} for c in SWEEP[:2]], tmp_path / "spawned", workers=2,
+                                   verbose=False)
+    assert {r["environment"]["cpu_path"]["path"] for r in spawned} == {other}
+
+
+WARM = """
+import sys
+from multiprocessing import forkserver
+from fedlib import fanout
+if __name__ == "__main__":             # (the fork server imports this file as its main module, like spawn does)
+    fanout.warm_up()
+    pid = forkserver._forkserver._forkserver_pid          # the server process warm_up started
+    print("torch here after warm_up:", "torch" in sys.modules, "server:", pid is not None)
+    from fedlib import experiments
+    cfgs = [{"algorithm": "fedavg", "dataset": "lstsq", "partition": "natural", "n_clients": 10, "clients_per_round": 2,
+             "rounds": 2, "device": "cpu", "oracle": "loop", "seed": s} for s in (0, 1)]
+    recs = experiments.run_many(cfgs, sys.argv[1], workers=2, verbose=False)
+    print("same server:", forkserver._forkserver._forkserver_pid == pid, "runs:", len(recs))
+"""
+
+
+@pytest.mark.slow
+def test_warm_up_starts_the_fork_server_without_loading_torch_here(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "warm.py"
+    script.write_text(WARM)
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "cache")], capture_output=True, text=True,
+                          timeout=300, cwd=root, env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "torch here after warm_up: False server: True" in done.stdout
+    assert "same server: True runs: 2" in done.stdout

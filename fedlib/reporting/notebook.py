@@ -148,6 +148,10 @@ def start(module: ModuleType, ip=None, show: bool = True) -> Notebook:
     art = A.of(module)
     params["out_dir"] = params["out_dir"] or str(Path("runs") / art.paper / "explore")
     params["cache_dir"] = params["cache_dir"] or str(art.cache_dir)
+    if params["workers"] > 1 and (params["force_recompute"] or not any(Path(params["cache_dir"]).glob("*.json"))):
+        from fedlib import fanout
+
+        fanout.warm_up()          # every run is still to do: the workers' fork server loads torch meanwhile
     settings = profiles.load_settings(art.section, params["profile"], params["overrides"], params["params_file"],
                                       schema=module.PARAMS)
     nb = Notebook(module, art, params, settings)
