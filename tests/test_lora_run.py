@@ -148,3 +148,24 @@ def test_pretrained_weights_offline_is_one_line_exit_3(monkeypatch, tmp_path, ca
     args = [f"{k}={v}" for k, v in cfg.items() if k != "progress"]
     assert main(["run", "--out", str(tmp_path / "out"), *args]) == 3
     assert "model 'gpt2_lora' is not available" in capsys.readouterr().err
+
+
+def test_max_length_beyond_the_checkpoints_positions_is_refused_in_one_line(monkeypatch):
+    """Both GPT-2 small builders (pretrained, and random for offline timing) refuse more tokens than positions."""
+    from transformers import GPT2ForSequenceClassification
+
+    from fedlib.config import ConfigError
+    from fedlib.models import gpt2_lora
+
+    small = gpt2_lora.gpt2_config(50, 2, 0, n_positions=16, n_embd=8, n_layer=1, n_head=2)
+    monkeypatch.setattr(gpt2_lora, "gpt2_config", lambda *a, **k: small)        # a 16-position stand-in
+    monkeypatch.setattr(gpt2_lora, "_pretrained_config", lambda checkpoint, cfg, cache_dir, local: cfg)
+    monkeypatch.setattr(GPT2ForSequenceClassification, "from_pretrained",
+                        classmethod(lambda cls, name, config, **kw: cls(config)))
+    kw = {"vocab_size": 50, "pad_id": 0, "lora_rank": 2, "lora_alpha": 4.0}
+    for build in (lambda n: gpt2_lora.build_gpt2_lora((n,), 2, tokenizer=gpt2_lora.PAPER_CHECKPOINT, max_length=n, **kw),
+                  lambda n: gpt2_lora.build_gpt2_lora_random((n,), 2, max_length=n, **kw)):
+        assert build(16).max_length == 16
+        with pytest.raises(ConfigError, match=r"^max_length=17 is out of range; allowed: 1 \.\. 16 \(the positions "
+                                              r"of openai-community/gpt2\)$"):
+            build(17)

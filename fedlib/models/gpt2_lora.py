@@ -183,10 +183,7 @@ def build_gpt2_lora(input_shape: tuple[int, ...], num_classes: int, *, vocab_siz
             f"model 'gpt2_lora' is not available: the pretrained weights of '{checkpoint}' are not in {cache} and "
             f"could not be downloaded ({why}). Run once with network access and `pip install transformers peft`."
         ) from None
-    if max_length > base.config.n_positions:
-        raise ConfigError(f"max_length={max_length} is out of range; allowed: 1 .. {base.config.n_positions} "
-                          f"(the positions of {checkpoint})")
-    return LoRAClassifier(wrap_lora(base, lora_rank, lora_alpha, lora_targets), pad_id, max_length)
+    return _lora_classifier(base, checkpoint, pad_id, max_length, lora_rank, lora_alpha, lora_targets)
 
 
 def build_gpt2_lora_random(input_shape: tuple[int, ...], num_classes: int, *, vocab_size: int, pad_id: int,
@@ -200,10 +197,16 @@ def build_gpt2_lora_random(input_shape: tuple[int, ...], num_classes: int, *, vo
         raise ConfigError(f"checkpoint={checkpoint!r} has no offline shape to time; allowed: {PAPER_CHECKPOINT} "
                           "(GPT-2 small)")
     base = GPT2ForSequenceClassification(gpt2_config(vocab_size, num_classes, pad_id))
+    return _lora_classifier(base, checkpoint, pad_id, max_length, lora_rank, lora_alpha, lora_targets)
+
+
+def _lora_classifier(base: nn.Module, checkpoint: str, pad_id: int, max_length: int, rank: int, alpha: float,
+                     targets) -> LoRAClassifier:
+    """A GPT-2 small classifier (pretrained or random) wrapped with LoRA, once `max_length` fits its positions."""
     if max_length > base.config.n_positions:
         raise ConfigError(f"max_length={max_length} is out of range; allowed: 1 .. {base.config.n_positions} "
                           f"(the positions of {checkpoint})")
-    return LoRAClassifier(wrap_lora(base, lora_rank, lora_alpha, lora_targets), pad_id, max_length)
+    return LoRAClassifier(wrap_lora(base, rank, alpha, targets), pad_id, max_length)
 
 
 def hub_unreachable(timeout: float = 3.0) -> str | None:
