@@ -265,6 +265,8 @@ EQUIVALENT: dict[str, str] = {
                                                         "and their paired means and intervals are finite"),
     "fedlib.papers.fedmim.table1.x_acc__mutmut_21": ("the argument removed equals common.versus's default "
                                                      "(metric = 'final accuracy (%)', table1.ACC)"),
+    "fedlib.papers.fedmim.table1.x_claims__mutmut_226": ("drop_comparison reads `smaller` only as "
+                                                         "higher_is_better=not smaller, and not None is not False"),
     **{f"fedlib.papers.fedadam_ssm.fig1.x_claims__mutmut_{n}": _LABEL_WORD for n in (24, 146, 168)},
     "fedlib.papers.fedadam_ssm.fig1.x_claims__mutmut_144": (
         "F1.1 has already paired each task's ΔW, ΔM and ΔV medians by seed, which raises unless the three have the "

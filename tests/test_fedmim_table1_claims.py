@@ -273,3 +273,16 @@ def test_a_method_not_run_makes_exactly_its_claims_not_testable(missing, untesta
         assert all(M.NAMES[missing] not in (s[0], s[3]) for s in sides(c)), c.id
     if missing == "scaffold":
         assert len(got["T1.1"].comparisons) == 2 * 3 * 5 and len(got["T1.3"].comparisons) == 5
+
+
+@pytest.mark.parametrize("algs, row, cid", [(["fedmim", "fedcm"], "cifar10", "T1.2"),
+                                            (["fedopt_adam", "fedavg"], "tinyimagenet", "T1.7")])
+def test_exactly_the_two_methods_a_claim_compares_are_enough(algs, row, cid):
+    # the pair itself (no other method run) is a subset of the methods: the claim is judged, not "not testable"
+    got = run(settings={**SETTINGS, "rows": [row]}, algs=algs)
+    assert got[cid].status != C.NOT_TESTABLE and len(got[cid].comparisons) == (1 if cid == "T1.2" else 2)
+
+
+def test_tinyimagenet_claims_not_run_keep_their_source():
+    cifar = run(settings={**SETTINGS, "rows": ["cifar10", "cifar100"]})
+    assert cifar["T1.6"].source == cifar["T1.7"].source == "§V-B1"
