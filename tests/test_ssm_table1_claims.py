@@ -273,6 +273,16 @@ def test_factor_lines_of_a_distribution_the_paper_does_not_have_say_n_a():
         "factor FedAdam-Top/FedAdam-SSM on synthetic (mlp) dir: reproduced 2.00×, paper (ResNet on SVHN) n/a"]
 
 
+
+def test_factor_lines_of_a_task_the_paper_does_not_have_name_the_row_and_say_n_a():
+    other = {**SETTINGS, "rows": ["tiny_row"], "datasets": {"tiny_row": {"dataset": "digits", "model": "linear"}}}
+    a = agg(comm={"fedadam_ssm": 5.0})
+    a = a[(a["row"] == "fmnist_cnn") & (a["dist"] == "iid")].assign(row="tiny_row")
+    got = {c.id: c for c in table1.claims(a, other, ALGS)}["T1.3"]
+    assert got.evidence[len(got.comparisons) + 1:] == [
+        "factor FedAdam-Top/FedAdam-SSM on digits (linear) IID: reproduced 2.00×, paper (tiny_row) n/a"]
+
+
 def test_factor_is_baseline_over_ssm_with_its_infinite_and_undefined_cases():
     r = lambda mean: {"mean": mean}  # noqa: E731
     assert table1.factor(r(20.0), r(8.0)) == 2.5
