@@ -287,6 +287,7 @@ def test_factor_is_baseline_over_ssm_with_its_infinite_and_undefined_cases():
     r = lambda mean: {"mean": mean}  # noqa: E731
     assert table1.factor(r(20.0), r(8.0)) == 2.5
     assert table1.factor(r(math.inf), r(8.0)) == math.inf
+    assert table1.factor(r(math.inf), r(0.0)) == math.inf      # inf whatever SSM needs, even 0 (not inf / 0)
     assert math.isnan(table1.factor(r(20.0), r(math.inf)))
     assert math.isnan(table1.factor(None, r(8.0))) and math.isnan(table1.factor(r(8.0), None))
     assert table1.cell_label(SETTINGS, "svhn_resnet", "noniid") == "synthetic (mlp) Non-IID"
