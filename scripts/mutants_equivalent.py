@@ -254,6 +254,9 @@ EQUIVALENT: dict[str, str] = {
     # the claim functions inside the artefact modules
     "fedlib.papers.fedadam_ssm.table1.x__reach_claim__mutmut_69": ("'F' differs from 'f' only for inf and nan, and "
                                                                   "a count of seeds reaching the target is finite"),
+    "fedlib.papers.fedadam_ssm.table1.x_comm_comparison__mutmut_31": _PAIRED_FMT,
+    "fedlib.papers.fedadam_ssm.table1.x_claims__mutmut_202": ("_reach_claim reads `every` only as a truth value "
+                                                             "(`... if every else ...`), and None is falsy like False"),
     **{f"fedlib.papers.fadamgt.table2.x_datasets_text__mutmut_{n}": (
         "r iterates P.PEFT_DATASETS' own keys, so .get(r, default) always finds r and never uses the default")
        for n in (11, 12, 13)},

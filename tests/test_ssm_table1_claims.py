@@ -115,6 +115,17 @@ def test_t1_1_needs_every_baseline_and_a_censored_baseline_counts_as_more_uplink
     assert never["T1.1"].status == C.CONFIRMED
 
 
+def test_a_missing_cell_skips_only_itself_in_the_reach_and_warm_up_claims():
+    a = agg()
+    gone = (a["row"] == "fmnist_cnn") & (a["dist"] == "iid") & a["algorithm"].isin(["fedadam_local", "onebit_adam"])
+    got = {c.id: c for c in table1.claims(a[~gone], SETTINGS, ALGS)}        # the first IID row of each is absent
+    assert [(s[0], s[2]) for s in sides(got["T1.6"])] == ([("FedAdam-SSM", lab) for lab in LABELS] +
+                                                          [("FedAdam", lab) for lab in LABELS[1:]])
+    assert [(s[0], s[2]) for s in sides(got["T1.7"])] == ([("1-bit Adam", lab) for lab in LABELS[1:]] +
+                                                          [("Efficient Adam", lab) for lab in LABELS])
+    assert [s[2] for s in sides(got["T1.9"])] == LABELS[1:]
+
+
 # ---------------------------------------------------------------------------------------------- counts
 def test_t1_6_every_seed_of_ssm_and_fedadam_reaches_exactly():
     got = run()["T1.6"]
@@ -134,6 +145,16 @@ def test_t1_6_every_seed_of_ssm_and_fedadam_reaches_exactly():
     missed = run(reached={("svhn_resnet", "noniid", "fedadam_local"): 4})["T1.6"]
     assert missed.status == C.REFUTED
     assert [c["outcome"] for c in missed.comparisons].count("worse") == 1
+
+
+def test_reach_counts_print_as_whole_numbers_however_large():
+    a = agg()
+    cell = (a["row"] == "fmnist_cnn") & (a["dist"] == "iid") & (a["algorithm"] == "fedadam_ssm")
+    a.loc[cell, "n_seeds"] = 1234567
+    a.loc[cell, "n_reached"] = 1234566
+    got = {c.id: c for c in table1.claims(a, SETTINGS, ALGS)}["T1.6"]
+    assert got.comparisons[0]["text"] == f"{LABELS[0]}: FedAdam-SSM 1234566 vs every seed 1234567 (exact values)"
+    assert got.status == C.REFUTED
 
 
 def test_t1_7_quantised_baselines_never_reaching_is_confirmed_and_one_seed_refutes():
@@ -207,6 +228,21 @@ def test_claim_texts_sources_kinds_and_quotes(same):
     assert table1.QUOTE_ABSTRACT.endswith("(over 1.1× faster than the sparse FedAdam baselines)")
 
 
+def test_comparison_texts_print_uplink_to_3_and_rounds_to_2_significant_digits():
+    big = agg(comm={"fedadam_ssm": 1234.0, "fedadam_top": 2345.0})
+    c = table1.comm_comparison(big, SETTINGS, "fmnist_cnn", "iid", "fedadam_ssm", "fedadam_top")
+    assert c.text == ("digits (linear) IID: FedAdam-SSM 1.23e+03 vs FedAdam-Top 2.34e+03; Δ = -1.11e+03 [-1.11e+03, "
+                      "-1.11e+03] (n = 5)")
+    scaled = table1.comm_comparison(big, SETTINGS, "fmnist_cnn", "iid", "fedadam_ssm", "fedadam_top", 1.1, "1.1 × x")
+    assert scaled.text == "digits (linear) IID: 1.1 × x 1.36e+03 vs FedAdam-Top 2.34e+03; Δ = -988 [-988, -988] (n = 5)"
+    late = table1._compresses(agg(rtt=150.0, warmup=100), SETTINGS)              # T1.9
+    assert [c["text"] for c in late.comparisons] == [
+        f"{lab}: 1-bit Adam 1.5e+02 vs end of 1-bit Adam's warm-up (T_w) 1e+02; Δ = 50 [50, 50] (n = 5)"
+        for lab in LABELS]
+    assert table1._compresses(agg(warmup=4), SETTINGS).comparisons[0]["text"] == (
+        "digits (linear) IID: 1-bit Adam 6.4 vs end of 1-bit Adam's warm-up (T_w) 4; Δ = 2.4 [1.7, 3.1] (n = 5)")
+
+
 def test_factor_lines_beside_the_paper_factor_or_its_infinity():
     comm = {"fedadam_ssm": 5.0, ("fmnist_cnn", "iid", "fedadam_top"): 7.0}
     got = run(comm=comm, reached={("svhn_resnet", "iid", "fedadam_top"): 2})["T1.3"]
@@ -237,10 +273,21 @@ def test_factor_lines_of_a_distribution_the_paper_does_not_have_say_n_a():
         "factor FedAdam-Top/FedAdam-SSM on synthetic (mlp) dir: reproduced 2.00×, paper (ResNet on SVHN) n/a"]
 
 
+
+def test_factor_lines_of_a_task_the_paper_does_not_have_name_the_row_and_say_n_a():
+    other = {**SETTINGS, "rows": ["tiny_row"], "datasets": {"tiny_row": {"dataset": "digits", "model": "linear"}}}
+    a = agg(comm={"fedadam_ssm": 5.0})
+    a = a[(a["row"] == "fmnist_cnn") & (a["dist"] == "iid")].assign(row="tiny_row")
+    got = {c.id: c for c in table1.claims(a, other, ALGS)}["T1.3"]
+    assert got.evidence[len(got.comparisons) + 1:] == [
+        "factor FedAdam-Top/FedAdam-SSM on digits (linear) IID: reproduced 2.00×, paper (tiny_row) n/a"]
+
+
 def test_factor_is_baseline_over_ssm_with_its_infinite_and_undefined_cases():
     r = lambda mean: {"mean": mean}  # noqa: E731
     assert table1.factor(r(20.0), r(8.0)) == 2.5
     assert table1.factor(r(math.inf), r(8.0)) == math.inf
+    assert table1.factor(r(math.inf), r(0.0)) == math.inf      # inf whatever SSM needs, even 0 (not inf / 0)
     assert math.isnan(table1.factor(r(20.0), r(math.inf)))
     assert math.isnan(table1.factor(None, r(8.0))) and math.isnan(table1.factor(r(8.0), None))
     assert table1.cell_label(SETTINGS, "svhn_resnet", "noniid") == "synthetic (mlp) Non-IID"
