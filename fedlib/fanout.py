@@ -44,7 +44,8 @@ def set_threads(threads: int | None) -> None:
 
 def execute(cfg: dict, threads: int | None = None) -> dict:
     """Run one configuration with the engine and return its record (with the worker's `source_hash`)."""
-    from fedlib import engine          # imported here: `warm_up` must start the fork server before torch loads
+    # imported here, not at the top: `warm_up` must start the fork server before torch loads in this process
+    from fedlib import engine
 
     set_threads(threads)
     record = engine.run(cfg)

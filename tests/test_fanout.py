@@ -3,6 +3,10 @@ leaves the others cached, malformed cache records are recomputed, GPU shares fol
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -152,15 +156,11 @@ if __name__ == "__main__":             # (the fork server imports this file as i
 
 @pytest.mark.slow
 def test_warm_up_starts_the_fork_server_without_loading_torch_here(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
-
     script = tmp_path / "warm.py"
     script.write_text(WARM)
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run([sys.executable, str(script), str(tmp_path / "cache")], capture_output=True, text=True,
-                          timeout=300, cwd=root, env={**__import__("os").environ, "PYTHONPATH": str(root)})
+                          timeout=300, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "torch here after warm_up: False server: True" in done.stdout
     assert "same server: True runs: 2" in done.stdout

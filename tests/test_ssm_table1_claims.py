@@ -273,7 +273,6 @@ def test_factor_lines_of_a_distribution_the_paper_does_not_have_say_n_a():
         "factor FedAdam-Top/FedAdam-SSM on synthetic (mlp) dir: reproduced 2.00×, paper (ResNet on SVHN) n/a"]
 
 
-
 def test_factor_lines_of_a_task_the_paper_does_not_have_name_the_row_and_say_n_a():
     other = {**SETTINGS, "rows": ["tiny_row"], "datasets": {"tiny_row": {"dataset": "digits", "model": "linear"}}}
     a = agg(comm={"fedadam_ssm": 5.0})
