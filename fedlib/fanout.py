@@ -53,6 +53,19 @@ def execute(cfg: dict, threads: int | None = None) -> dict:
     return record
 
 
+def execute_group(cfgs: list[dict], threads: int | None = None) -> list:
+    """Run configurations side by side, their oracle calls merged (fedlib/engine/lockstep.py); returns each run's
+    record (with `source_hash`) or the exception it raised, in order."""
+    from fedlib.engine import lockstep
+
+    set_threads(threads)
+    outcomes = lockstep.run_together(cfgs)
+    for outcome in outcomes:
+        if isinstance(outcome, dict):
+            outcome["source_hash"] = source_hash()
+    return outcomes
+
+
 # ---------------------------------------------------------------------------------------------- backends
 def serial(jobs: Mapping[str, dict]) -> Iterator[Outcome]:
     """Every run in this process, one after another."""
@@ -67,24 +80,35 @@ def serial(jobs: Mapping[str, dict]) -> Iterator[Outcome]:
 def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None) -> Iterator[Outcome]:
     """A pool of `workers` processes, one torch thread each (`_context`: forked from a preloaded server, or spawned).
 
+    Runs that differ only in their seed go to one worker together and share their oracle calls there
+    (`lockstep.groups`: small stacked models on the CPU); every other run is a task of its own.
     `path`: the CPU math path the workers take (fedlib/cpu_path.py); a spawned worker imports fedlib before torch,
     so it can take either path whatever this process runs."""
+    from fedlib.engine.lockstep import groups
+
     ctx = _context(path)
-    pool_args = {"max_workers": min(workers, len(jobs)), "mp_context": ctx, "initializer": set_threads,
+    tasks = groups(jobs)
+    pool_args = {"max_workers": min(workers, len(tasks)), "mp_context": ctx, "initializer": set_threads,
                  "initargs": (1,)}
     with _child_cpu_path(path), cf.ProcessPoolExecutor(**pool_args) as pool:
-        futures = {pool.submit(execute, cfg): fp for fp, cfg in jobs.items()}
+        futures = {(pool.submit(execute, jobs[fps[0]]) if len(fps) == 1
+                    else pool.submit(execute_group, [jobs[fp] for fp in fps])): fps for fps in tasks}
         try:
             for fut in cf.as_completed(futures):
-                exc = fut.exception()
-                yield futures[fut], exc if exc is not None else fut.result()
+                fps, exc = futures[fut], fut.exception()
+                if exc is not None:
+                    yield from ((fp, exc) for fp in fps)
+                elif len(fps) == 1:
+                    yield fps[0], fut.result()
+                else:
+                    yield from zip(fps, fut.result())
         finally:
             for fut in futures:
                 fut.cancel()
 
 
 # The engine's modules, imported once by the fork server: its workers start with torch and fedlib loaded.
-PRELOAD = ["fedlib.fanout", "fedlib.engine"]
+PRELOAD = ["fedlib.fanout", "fedlib.engine", "fedlib.engine.lockstep"]
 
 
 def _context(path: str | None):

@@ -13,6 +13,7 @@ One idea per module, in the order a run meets them:
     record.py       the result record (config, fingerprint, environment, rounds, summary)
     output_size.py  how much `run` writes under --out, estimated before round 1
     driver.py       run(cfg, out_dir): thread count, output directory, checkpoints, result.json
+    lockstep.py     run_together(cfgs): runs side by side, their oracle calls merged (same records, less time)
 
 Everything a caller needs is importable from `fedlib.engine` itself, as before the split.
 """

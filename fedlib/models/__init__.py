@@ -49,6 +49,7 @@ class ModelSpec:
     options: type | None = None                     # frozen dataclass of the model's own settings (hparams.hp)
     inputs: Callable[..., dict] | None = None       # (cfg, data) -> extra builder kwargs derived from the run
     stacked: bool = False                           # the module has stacked_forward (the oracle's `stacked` path)
+    frozen_base: bool = False                       # frozen weights drawn per seed (a LoRA base): never merged
 
     def build(self, input_shape: tuple[int, ...], num_classes: int, **options) -> nn.Module:
         if num_classes < 0:
@@ -118,9 +119,10 @@ for _spec in [
     ModelSpec("mlp_small", "the 2NN shape with 32 hidden units: flattened input -> 32 -> 32 -> classes (3,466 params "
               "on 8x8 digits; FedAdam-SSM's embedded stand-in)", partial(build_mlp, hidden=32), stacked=True),
     ModelSpec("gpt2_lora", "pretrained GPT-2 (hub download) sequence classifier, LoRA + head trainable (PEFT); "
-              "token-id input", build_gpt2_lora, GPT2LoRAOptions, _text_inputs, stacked=True),
+              "token-id input", build_gpt2_lora, GPT2LoRAOptions, _text_inputs, stacked=True, frozen_base=True),
     ModelSpec("tiny_gpt2_lora", "randomly initialised tiny GPT-2 sequence classifier, LoRA + head trainable (PEFT); "
-              "no download", build_tiny_gpt2_lora, TinyGPT2LoRAOptions, _text_inputs, stacked=True),
+              "no download", build_tiny_gpt2_lora, TinyGPT2LoRAOptions, _text_inputs, stacked=True,
+              frozen_base=True),
 ]:
     register(_spec)
 
