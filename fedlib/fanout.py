@@ -81,13 +81,14 @@ def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None
     """A pool of `workers` processes, one torch thread each (`_context`: forked from a preloaded server, or spawned).
 
     Runs that differ only in their seed go to one worker together and share their oracle calls there
-    (`lockstep.groups`: small stacked models on the CPU); every other run is a task of its own.
+    (`lockstep.groups`: small stacked models on the CPU), but for the last 4 x `workers` runs, which go singly so that
+    the pool's tail is short; every other run is a task of its own.
     `path`: the CPU math path the workers take (fedlib/cpu_path.py); a spawned worker imports fedlib before torch,
     so it can take either path whatever this process runs."""
     from fedlib.engine.lockstep import groups
 
     ctx = _context(path)
-    tasks = groups(jobs)
+    tasks = groups(jobs, singles_at_end=4 * workers)
     pool_args = {"max_workers": min(workers, len(tasks)), "mp_context": ctx, "initializer": set_threads,
                  "initargs": (1,)}
     with _child_cpu_path(path), cf.ProcessPoolExecutor(**pool_args) as pool:

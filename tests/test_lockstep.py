@@ -130,6 +130,12 @@ def test_only_seeds_of_one_small_stacked_cpu_configuration_are_grouped():
                  "loop": resolve({**DIGITS, "seed": 2, "oracle": "loop"}).to_dict()})
     groups = lockstep.groups(jobs)
     assert groups == [list(range(8)), [8, 9], ["lr"], ["gpt"], ["loop"]]       # MAX_GROUP = 8 per group
+    # the pool's tail: the last groups split into single runs until at least 4 singles end the list
+    assert lockstep.groups(jobs, singles_at_end=4) == [list(range(8)), [8], [9], ["lr"], ["gpt"], ["loop"]]
+    assert lockstep.groups(jobs, singles_at_end=6) == [[fp] for fp in jobs]
+    # the likely longest first: runs x round cap
+    jobs["long"] = resolve({**DIGITS, "seed": 3, "rounds": 50}).to_dict()
+    assert lockstep.groups(jobs)[:3] == [["long"], list(range(8)), [8, 9]]          # 50 > 8 x 4 > 2 x 4
     assert not lockstep.groupable({**jobs[0], "device": "cuda"})                  # GPU runs: one process each
     assert lockstep.groupable(jobs[0]) and not lockstep.groupable(jobs["gpt"])    # a LoRA base differs by seed
 
