@@ -60,9 +60,10 @@ def execute_group(cfgs: list[dict], threads: int | None = None) -> list:
 
     set_threads(threads)
     outcomes = lockstep.run_together(cfgs)
+    sources = source_hash()
     for outcome in outcomes:
         if isinstance(outcome, dict):
-            outcome["source_hash"] = source_hash()
+            outcome["source_hash"] = sources
     return outcomes
 
 

@@ -115,10 +115,11 @@ def run_together(cfgs: list) -> list:
     return outcomes
 
 
-def _drive_alone(sim: Simulation) -> BaseException | None:
+def _drive_alone(sim: Simulation) -> Exception | None:
+    """Drive `sim` to its end; the exception it raised (this run's outcome), or None."""
     try:
         _drive(sim, None, None)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 -- handed back to the caller as this run's outcome
         return exc
     return None
 
@@ -157,10 +158,7 @@ def _lockstep(sims: list[Simulation]) -> list[Exception | None]:
         return call
 
     def body(lane: _Lane) -> None:
-        try:
-            _drive(lane.sim, None, None)
-        except Exception as exc:  # noqa: BLE001 -- handed back to the caller as this run's outcome
-            lane.error = exc
+        lane.error = _drive_alone(lane.sim)
         lane.done = True
 
     for lane in lanes:

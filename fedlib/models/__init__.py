@@ -49,7 +49,7 @@ class ModelSpec:
     options: type | None = None                     # frozen dataclass of the model's own settings (hparams.hp)
     inputs: Callable[..., dict] | None = None       # (cfg, data) -> extra builder kwargs derived from the run
     stacked: bool = False                           # the module has stacked_forward (the oracle's `stacked` path)
-    frozen_base: bool = False                       # frozen weights drawn per seed (a LoRA base): never merged
+    frozen_base: bool = False                       # a frozen base (LoRA): runs never share oracle calls
 
     def build(self, input_shape: tuple[int, ...], num_classes: int, **options) -> nn.Module:
         if num_classes < 0:
