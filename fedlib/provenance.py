@@ -10,8 +10,18 @@ from pathlib import Path
 
 import fedlib
 
-#: fedlib modules whose code decides the numbers of a run (provenance hash stored in each record)
-NUMERIC_SOURCES = ("config.py", "hparams.py", "engine", "oracle.py", "metrics.py", "algorithms", "data", "models")
+#: fedlib modules whose code decides the numbers of a run (provenance hash stored in each record); every module a run
+#: loads is here or in NOT_NUMERIC (tests/test_imports.py checks it)
+NUMERIC_SOURCES = ("config.py", "hparams.py", "engine", "oracle.py", "metrics.py", "algorithms", "data", "models",
+                   "compress.py", "bits.py", "streams.py", "cpu_path.py", "jsonio.py")
+
+#: modules a run loads that cannot change its numbers, each with why
+NOT_NUMERIC = {
+    "__init__.py": "the version (part of the run cache's key) and the call that pins the CPU path (cpu_path.py)",
+    "errors.py": "exception classes and their messages",
+    "hostmem.py": "where freed host memory is reused (fedlib.config.NON_NUMERIC: state placement)",
+    "outdir.py": "where output files go",
+}
 
 
 def source_hash() -> str:

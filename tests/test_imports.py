@@ -140,3 +140,82 @@ def test_every_module_imports_first_in_a_fresh_interpreter():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert not result["failed"], result["failed"]
     assert len(result["skipped"]) < len(names) // 4, result["skipped"]     # most of fedlib needs no extra
+
+
+_LOADED_BY_A_RUN = textwrap.dedent("""
+    import json, sys
+    import fedlib
+    from fedlib.engine import run
+    run({"algorithm": "fedadam_ssm", "dataset": "lstsq", "model": "linear", "partition": "iid", "n_clients": 4,
+         "clients_per_round": 2,
+         "local_steps": 2, "rounds": 2, "progress": False})
+    run({"algorithm": "fafed", "dataset": "pydoc_text", "model": "lstm_small", "partition": "stream_chunks",
+         "n_clients": 2, "clients_per_round": 2, "batch_size": 2, "bptt": 4, "local_steps": 2, "rounds": 1,
+         "progress": False})
+    print(json.dumps(sorted(m for m in sys.modules if m == "fedlib" or m.startswith("fedlib."))))
+""")
+
+
+@pytest.mark.slow
+def test_every_module_a_run_loads_is_in_the_provenance_hash_or_says_why_not():
+    """A record's `source_hash` covers the code that decides its numbers: a module the engine loads for a run
+    (an MLP-free linear run of a compressing algorithm, and a stateful LSTM run) is under NUMERIC_SOURCES or listed
+    in NOT_NUMERIC with its reason. (compress.py and streams.py were loaded by runs but hashed by nothing.)"""
+    import json
+
+    from fedlib.provenance import NOT_NUMERIC, NUMERIC_SOURCES
+
+    proc = subprocess.run([sys.executable, "-c", _LOADED_BY_A_RUN], capture_output=True, text=True,
+                          cwd=ROOT.parent, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert {"fedlib.compress", "fedlib.streams", "fedlib.engine.simulation"} <= set(loaded)
+    covered = {s.removesuffix(".py") for s in NUMERIC_SOURCES}
+    exempt = {s.removesuffix(".py") for s in NOT_NUMERIC}
+    unaccounted = []
+    for name in loaded:
+        top = name.split(".")[1] if "." in name else "__init__"
+        if top not in covered and top not in exempt:
+            unaccounted.append(name)
+    assert not unaccounted, f"modules a run loads that the provenance hash does not cover: {unaccounted}"
+    for source in (*NUMERIC_SOURCES, *NOT_NUMERIC):
+        assert (ROOT / source).exists(), f"stale entry {source}"
+    assert not covered & exempt
+
+
+_ARTEFACTS_WITHOUT_TORCH = textwrap.dedent("""
+    import importlib, json, sys
+    from fedlib.reporting import artefact, notebook
+    pulled = [] if "torch" not in sys.modules else ["fedlib.reporting.notebook"]
+    names = [f"fedlib.papers.{p}.{a}" for p in artefact.papers()
+             for a in importlib.import_module(f"fedlib.papers.{p}").ARTEFACTS]
+    for name in names:
+        if name in sys.argv[1:] or pulled:
+            continue
+        importlib.import_module(name)
+        if "torch" in sys.modules:
+            pulled.append(name)
+    print(json.dumps([len(names), pulled]))
+""")
+
+#: artefact modules that may load torch at import, each with why
+TORCH_AT_IMPORT = {
+    "fedlib.papers.fafed.theorem1": "its module-level constants (the counterexample's x_0 and pieces) live in "
+                                    "fedlib.data.counterexample, beside the torch gradient; its 16 runs take 6 s",
+}
+
+
+@pytest.mark.slow
+def test_notebooks_start_their_workers_before_torch_loads():
+    """A notebook's first cell imports its artefact module and calls `notebook.start`, which starts the run workers'
+    fork server when runs are to be computed; that server then loads torch while the kernel does. An artefact
+    module that loads torch itself makes the workers wait for it (about 2 s per stage; FedAdam-SSM's five run
+    stages did, through fedlib.compress's bit constants). Every artefact module imports without torch, but those
+    listed in TORCH_AT_IMPORT."""
+    import json
+
+    proc = subprocess.run([sys.executable, "-c", _ARTEFACTS_WITHOUT_TORCH, *TORCH_AT_IMPORT], capture_output=True,
+                          text=True, cwd=ROOT.parent, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    count, pulled = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert count >= 21 and pulled == []

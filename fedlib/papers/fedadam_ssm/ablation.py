@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.compress import MBIT, Q_BITS
+from fedlib.bits import MBIT, Q_BITS
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.budget import accuracy_at_budget, comm_to_target_mbit
 from fedlib.papers.fedadam_ssm.common import NAMES, run_label, tag, variant

@@ -11,8 +11,7 @@ import math
 from functools import lru_cache
 from types import SimpleNamespace
 
-from fedlib.algorithms import ALGORITHMS
-from fedlib.compress import MBIT, dense_bits
+from fedlib.bits import MBIT, dense_bits
 from fedlib.config import RunConfig
 
 # input shape and classes of each dataset the paper package uses (so run lengths resolve without loading data)
@@ -37,6 +36,8 @@ def model_size(dataset: str, model: str) -> int:
 def uplink_bits(cfg, d: int, rounds: int) -> float:
     """Cumulative uplink bits per device after `rounds` rounds of the configuration's algorithm (`cfg` a RunConfig,
     or any object with the fields its `round_bits` reads)."""
+    from fedlib.algorithms import ALGORITHMS     # here, not at the top: importing the paper package needs no torch
+
     bits = ALGORITHMS[cfg.algorithm].round_bits
     if bits is None:
         raise ValueError(f"algorithm {cfg.algorithm!r} does not state its bits (no round_bits)")

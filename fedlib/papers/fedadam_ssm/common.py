@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fedlib.compress import MBIT
+from fedlib.bits import MBIT
 from fedlib.papers.fedadam_ssm import PAPER
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.budget import dense_rounds_in_budget, onebit_warmup, rounds_for_budget

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.compress import MBIT
+from fedlib.bits import MBIT
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.common import (
     NAMES,

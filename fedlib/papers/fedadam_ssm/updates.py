@@ -10,15 +10,16 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
-import torch
-
-from fedlib.engine import Simulation, torch_threads
 
 VECTORS = ("dW", "dM", "dV")
 
 
 def measure_updates(cfg: dict, rounds: Sequence[int], device: int = 0) -> dict:
     """{"rounds": [...], "log10": {"dW": [array per round], ...}, "d": d} for cohort member `device`."""
+    import torch                                 # here, not at the top: the paper package imports without torch
+
+    from fedlib.engine import Simulation, torch_threads
+
     wanted = set(int(r) for r in rounds)
     sim = Simulation({**cfg, "rounds": max(wanted), "progress": False})
     if sim.cfg.clients_per_round != sim.cfg.n_clients:
