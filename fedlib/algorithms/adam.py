@@ -23,6 +23,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from fedlib import elementwise
 from fedlib.errors import ConfigError
 
 LR_DEFAULT = 0.001          # paper §2.1: η_l = 0.001 for every Adam-based method
@@ -54,7 +55,7 @@ def moments(m: Tensor, v: Tensor, vhat: Tensor, g: Tensor, beta1: float, beta2: 
 
 def direction(m: Tensor, vhat: Tensor, eps: float) -> Tensor:
     """Line 16: Δ = m / (sqrt(v̂) + ε); no bias correction."""
-    return m / (torch.sqrt(vhat) + eps)
+    return m / (elementwise.sqrt(vhat) + eps)
 
 
 def adam_update(m: Tensor, v: Tensor, vhat: Tensor, g: Tensor, cfg) -> tuple[Tensor, Tensor, Tensor, Tensor]:

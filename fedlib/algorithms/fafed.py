@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
+from fedlib import elementwise
 from fedlib.algorithms import stem
 from fedlib.algorithms.base import AlgorithmSpec, RoundContext, State, weighted_mean
 from fedlib.algorithms.hparams import hp, in_range, one_of, positive
@@ -63,7 +64,7 @@ def client_step(local: State, grad_fn, server: State, ctx: RoundContext, k: int)
         g0 = direction(grad_fn, x, ctx.cfg)
         m = weighted_mean(g0, ctx.weights).expand_as(g0)              # m̄_0, v̄_0: one exchange
         v = weighted_mean(g0 * g0, ctx.weights).expand_as(g0)         # mean of squares, not square of mean
-        a = v.sqrt() + hp_.fafed_rho
+        a = elementwise.sqrt(v) + hp_.fafed_rho
         x_prev, g_prev = x, g0
         x = x - storm_lr(ctx, 0) * m                                  # x_1 = x_0 − η_0 m̄_0: no A_0^{-1}
         g = direction(grad_fn, x, ctx.cfg)
@@ -87,7 +88,7 @@ def server_update(server: State, upload: State, ctx: RoundContext) -> State:
     t = int(server["t"]) + ctx.max_steps
     m = weighted_mean(upload["m"], ctx.weights)
     v = weighted_mean(upload["v"], ctx.weights)
-    a = v.sqrt() + hp_.fafed_rho
+    a = elementwise.sqrt(v) + hp_.fafed_rho
     x = weighted_mean(upload["x"], ctx.weights)
     if hp_.fafed_sync_a == "new":
         x = x - storm_lr(ctx, t) * m / a

@@ -24,6 +24,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from fedlib import elementwise
 from fedlib.algorithms import adam
 from fedlib.algorithms.base import AlgorithmSpec, weighted_mean
 from fedlib.compress import dense_bits
@@ -39,7 +40,7 @@ def moments(m: Tensor, v: Tensor, g: Tensor, beta1: float, beta2: float) -> tupl
 
 def direction(m: Tensor, v: Tensor, eps: float) -> Tensor:
     """Eq. (3)'s step direction m / sqrt(v + ε) (ε inside the root; no bias correction)."""
-    return m / torch.sqrt(v + eps)
+    return m / elementwise.sqrt(v + eps)
 
 
 def adam_step(local: dict, grad_fn, ctx) -> dict:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
+from fedlib import elementwise
 from fedlib.algorithms import fedavg
 from fedlib.algorithms.base import AlgorithmSpec, weighted_mean
 from fedlib.algorithms.hparams import hp, in_range, one_of, positive
@@ -54,7 +55,7 @@ def server_moments(server, delta, hp_):
 def adam_server_update(server, upload, ctx):
     hp_ = ctx.hp
     m, v = server_moments(server, weighted_mean(upload["delta"], ctx.weights), hp_)
-    x = server["x"] + ctx.cfg.server_lr * m / (torch.sqrt(v) + hp_.tau)
+    x = server["x"] + ctx.cfg.server_lr * m / (elementwise.sqrt(v) + hp_.tau)
     return {"x": x, "m": m, "v": v}
 
 
@@ -63,10 +64,10 @@ def ams_server_update(server, upload, ctx):
     m, v = server_moments(server, weighted_mean(upload["delta"], ctx.weights), hp_)
     if hp_.ams_variant == "max_eps":
         vhat = torch.maximum(torch.maximum(server["vhat"], v), torch.full_like(v, hp_.tau))
-        step = m / torch.sqrt(vhat)
+        step = m / elementwise.sqrt(vhat)
     else:
         vhat = torch.maximum(server["vhat"], v)
-        step = m / (torch.sqrt(vhat) + hp_.tau)
+        step = m / (elementwise.sqrt(vhat) + hp_.tau)
     return {"x": server["x"] + ctx.cfg.server_lr * step, "m": m, "v": v, "vhat": vhat}
 
 
