@@ -3,7 +3,7 @@ from fedlib import cpu_path as _cpu_path
 
 _cpu_path.pin_at_import()          # before anything loads torch: see fedlib/cpu_path.py
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 
 def run(cfg, out_dir=None, **kwargs):

@@ -24,6 +24,9 @@ The thread count is fixed per run (`threads`, fingerprinted), which MKL's reprod
 
 The first three are environment variables that the libraries read when they load, so they must be set before torch
 is imported: `import fedlib` does it (`pin_at_import`) unless torch is already loaded or `FEDLIB_CPU_PATH=native`.
+A value the user set for one of them is never replaced: it is kept, the process is then on the native path, and a
+run that asks for `portable` is refused in one line naming the variable (`run_many` still runs portable
+configurations, in fresh workers it pins). An unknown `FEDLIB_CPU_PATH` is refused in one line at the first run.
 A run asks for a path with `cpu_path=portable|native` (`auto`: whatever this process has); a run that asks for a
 path the process cannot give is refused in one line before any compute, and `run_many` runs such configurations in
 fresh worker processes that have it. The path is recorded in each run's `environment` and is part of the
@@ -44,12 +47,28 @@ CHOICES = ("auto", *PATHS)
 ENV_SWITCH = "FEDLIB_CPU_PATH"          # portable (default) | native: what `import fedlib` sets up for this process
 
 _pinned_here = False                    # set when pin_at_import changed the environment of this process
+_kept_from_user: dict[str, str] = {}    # portable variables the user had set otherwise (kept, not replaced)
 
 
 def requested() -> str:
-    """The path this process was asked for through $FEDLIB_CPU_PATH (default portable)."""
+    """The path this process was asked for through $FEDLIB_CPU_PATH (default portable; an unknown value counts as
+    native here, so nothing is pinned, and `switch_refusal` refuses it at the first run)."""
     value = os.environ.get(ENV_SWITCH, "portable").strip().lower() or "portable"
-    return value if value in PATHS else "portable"
+    return value if value in PATHS else "native"
+
+
+def switch_refusal() -> str | None:
+    """One line when $FEDLIB_CPU_PATH holds a value that is not a path, else None."""
+    value = os.environ.get(ENV_SWITCH, "portable").strip().lower() or "portable"
+    if value in PATHS:
+        return None
+    return f"{ENV_SWITCH}={os.environ[ENV_SWITCH]!r} is not a CPU path (allowed: {', '.join(PATHS)})"
+
+
+def user_settings() -> dict[str, str]:
+    """The portable variables this process's user set to other values than the portable path's (kept as set)."""
+    return _kept_from_user if _pinned_here else {k: os.environ[k] for k in PORTABLE_ENV
+                                                 if os.environ.get(k, PORTABLE_ENV[k]) != PORTABLE_ENV[k]}
 
 
 def pin_environment(env: dict | os._Environ) -> None:
@@ -59,11 +78,15 @@ def pin_environment(env: dict | os._Environ) -> None:
 
 
 def pin_at_import() -> bool:
-    """Pin the portable path for this process if torch has not loaded yet and native was not asked for."""
-    global _pinned_here
+    """Pin the portable path for this process if torch has not loaded yet and native was not asked for. A variable
+    the user already set to another value is kept (`user_settings`), and the process is then native."""
+    global _pinned_here, _kept_from_user
     if requested() != "portable" or "torch" in sys.modules:
         return False
-    pin_environment(os.environ)
+    _kept_from_user = {k: os.environ[k] for k in PORTABLE_ENV if os.environ.get(k, PORTABLE_ENV[k]) != PORTABLE_ENV[k]}
+    for key, value in PORTABLE_ENV.items():
+        os.environ.setdefault(key, value)
+    os.environ[ENV_SWITCH] = "portable"
     _pinned_here = True
     return True
 
@@ -89,11 +112,21 @@ def resolve(choice: str) -> str:
 
 def refusal(choice: str) -> str | None:
     """Why this process cannot run `choice` (one line), or None when it can."""
+    switch = switch_refusal()
+    if switch:
+        return switch
     have = active()
     if choice in ("auto", have):
         return None
     if choice == "portable":
         import torch
+
+        kept = user_settings()
+        if kept:
+            mine = ", ".join(f"{k}={v}" for k, v in kept.items())
+            return (f"cpu_path=portable: {mine} set in the environment is kept, and the portable path needs "
+                    f"{', '.join(f'{k}={PORTABLE_ENV[k]}' for k in kept)}; unset it, or use cpu_path=native "
+                    f"(allowed: auto, portable, native)")
 
         if _pinned_here or os.environ.get(ENV_SWITCH, "portable").strip().lower() == "portable":
             cap = torch.backends.cpu.get_cpu_capability().upper()
@@ -127,4 +160,4 @@ def describe() -> dict:
     return {"path": active(), "aten_capability": torch.backends.cpu.get_cpu_capability(),
             "mkl_cbwr": os.environ.get("MKL_CBWR", ""), "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", ""),
             "mkldnn": bool(torch.backends.mkldnn.enabled), "nnpack": bool(torch._C._get_nnpack_enabled()),
-            "pinned_by_fedlib": _pinned_here}
+            "pinned_by_fedlib": _pinned_here, "kept_from_user": user_settings()}

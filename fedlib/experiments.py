@@ -225,7 +225,8 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     jobs = {fp: cfg.to_dict() for fp, cfg in todo.items() if fp not in unwritten}
     total = len(jobs)
     path = _cpu_path_of(todo.values())
-    if path != cpu_path.active() and backend == "process":
+    fresh = path != cpu_path.active() and backend == "process"
+    if fresh:
         workers = max(workers, 2)              # runs this process cannot give their CPU path: fresh workers
     ray_owned = False
     if not total:
@@ -235,7 +236,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
         ray_owned = fanout.connect_ray(workers)
         outcomes = fanout.ray_tasks(jobs, cpus_per_run, _gpu_shares({fp: todo[fp] for fp in jobs}, gpus_per_run))
         where = f"Ray ({os.environ.get('RAY_ADDRESS') or 'local cluster'})"
-    elif workers <= 1 or total == 1:
+    elif workers <= 1 or (total == 1 and not fresh):
         outcomes, where = fanout.serial(jobs), "this process"
     else:
         outcomes, where = fanout.process_pool(jobs, workers, path), f"{min(workers, total)} processes"

@@ -19,7 +19,7 @@ import multiprocessing as mp
 import os
 from collections.abc import Iterator, Mapping
 
-from fedlib.cpu_path import ENV_SWITCH, PATHS, PORTABLE_ENV, pinned_here
+from fedlib.cpu_path import ENV_SWITCH, PATHS, PORTABLE_ENV, pinned_here, user_settings
 from fedlib.errors import ConfigError
 from fedlib.provenance import source_hash
 
@@ -147,14 +147,18 @@ def warm_up() -> None:
 def _child_cpu_path(path: str | None):
     """Spawned workers read $FEDLIB_CPU_PATH when they import fedlib: set it while the pool starts them. For a native
     worker of a process that pinned the portable path, the library settings fedlib wrote into this environment are
-    left out too (a child inherits them, and they would pin its torch just the same)."""
+    left out too (a child inherits them, and they would pin its torch just the same); a portable worker gets the
+    portable settings even where this process kept a user's own (fedlib/cpu_path.py)."""
     keys = (ENV_SWITCH, *PORTABLE_ENV)
     before = {k: os.environ.get(k) for k in keys}
     if path is not None:
         os.environ[ENV_SWITCH] = path
+    if path == "portable":                  # asked for by the configurations: the workers get exactly that path
+        os.environ.update(PORTABLE_ENV)
     if path == "native" and pinned_here():
         for k in PORTABLE_ENV:
-            os.environ.pop(k, None)
+            if k not in user_settings():    # a user's own setting stays, as it does in this process
+                os.environ.pop(k, None)
     try:
         yield
     finally:

@@ -40,17 +40,55 @@ def _child(path: str, host: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.slow
+CHILD_MANY = """
+import hashlib, json, sys, tempfile
+import fedlib
+from fedlib.experiments import run_many
+cfg = {"algorithm": "fedadam_ssm", "dataset": "digits", "model": "mlp_small", "rounds": 3, "n_clients": 10,
+       "clients_per_round": 4, "local_steps": 3, "seed": 1, "threads": 1, "cpu_path": "portable"}
+rec = run_many([cfg], tempfile.mkdtemp(), workers=1, verbose=False)[0]
+losses = [r["train_loss"] for r in rec["rounds"]] + [rec["summary"]["final_test_acc"]]
+print(json.dumps({"path": rec["environment"]["cpu_path"]["path"],
+                  "hash": hashlib.sha256(json.dumps(losses).encode()).hexdigest()}))
+"""
+
+
+def _child_fails(path: str, host: dict, code: str = CHILD) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")}
+    env.update(host, FEDLIB_CPU_PATH=path, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode != 0
+    return out.stderr.strip().splitlines()[-1]
+
+
 @needs_avx2
-def test_portable_runs_are_identical_under_other_hosts_settings():
-    """Whatever the environment asks for, the portable path runs ATen's AVX2 kernels and MKL's COMPATIBLE branch and
-    gives the same record; the native path does take the emulated host's kernels (DEFAULT here)."""
-    portable = {name: _child("portable", host) for name, host in HOSTS.items()}
-    assert {r["capability"] for r in portable.values()} == {"AVX2"}
-    assert {r["path"] for r in portable.values()} == {"portable"}
-    assert len({r["hash"] for r in portable.values()}) == 1               # bit-identical records
+def test_a_users_own_settings_are_kept_and_portable_runs_pinned_in_workers():
+    """A user's MKL/ATen/oneDNN setting is never replaced: in that process `auto` runs natively on it, an explicit
+    `cpu_path=portable` run is refused in one line naming it, and `run_many` runs portable configurations in fresh
+    workers it pins, which give the same record as a process started without any setting."""
+    mine = _child("portable", HOSTS["AVX2 host"])                          # FEDLIB_CPU_PATH=portable, MKL_CBWR=AVX2
+    assert mine["path"] == "native" and mine["capability"] == "AVX2"
+    line = _child_fails("portable", HOSTS["AVX2 host"], CHILD.replace('"threads": 1}', '"threads": 1, '
+                                                                       '"cpu_path": "portable"}'))
+    assert line.endswith("cpu_path=portable: MKL_CBWR=AVX2, ONEDNN_MAX_CPU_ISA=AVX2 set in the environment is kept, "
+                         "and the portable path needs MKL_CBWR=COMPATIBLE,STRICT, ONEDNN_MAX_CPU_ISA=SSE41; unset it, "
+                         "or use cpu_path=native (allowed: auto, portable, native)")
+    clean = _child("portable", HOSTS["as is"])
+    assert clean["path"] == "portable"
+    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")}
+    env.update(HOSTS["old host"], FEDLIB_CPU_PATH="portable", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", CHILD_MANY], env=env, capture_output=True, text=True, cwd=ROOT,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    pooled = json.loads(out.stdout.strip().splitlines()[-1])
+    assert pooled == {"path": "portable", "hash": clean["hash"]}
     old = _child("native", HOSTS["old host"])
     assert old["capability"] == "DEFAULT" and old["path"] == "native"
+
+
+def test_an_unknown_cpu_path_switch_is_refused_in_one_line():
+    line = _child_fails("fast", HOSTS["as is"])
+    assert line.endswith("FEDLIB_CPU_PATH='fast' is not a CPU path (allowed: portable, native)")
 
 
 @needs_avx2
