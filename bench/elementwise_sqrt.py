@@ -1,3 +1,4 @@
+# ruff: noqa: I001  -- fedlib must be imported before torch (the portable CPU path), not in sorted order
 """What the host-independent square root costs: `fedlib.elementwise.sqrt` (numpy's IEEE root over the tensor's
 memory) against `torch.sqrt` (MKL's vector math on CPU), measured in one run, interleaved.
 
