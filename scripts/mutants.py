@@ -95,6 +95,27 @@ MODULE_TESTS = {
     "fedlib/papers/fedadam_ssm/table1.py": ["tests/test_ssm_table1_claims.py"],
     "fedlib/papers/fafed/table1.py": ["tests/test_fafed_table1_claims.py"],
     "fedlib/papers/fafed/theorem1.py": ["tests/test_fafed_theorem1_claims.py"],
+    # modules that no test imports by name: reached through the engine, the registries or the pipeline
+    **{f"fedlib/engine/{name}.py": ["tests/test_engine.py", "tests/test_resume.py", "tests/test_reproducibility.py",
+                                    "tests/test_fingerprint_edges.py"]
+       for name in ("checkpoint", "output_size", "record", "resolution", "setup", "state")},
+    **{f"fedlib/estimate/{name}.py": ["tests/test_estimate.py", "tests/test_standins.py"]
+       for name in ("flops", "measure", "standins", "timer")},
+    "fedlib/hostmem.py": ["tests/test_gpu_path.py"],
+    **{f"fedlib/models/{name}.py": ["tests/test_models.py", "tests/test_stacked_oracle.py", "tests/test_oracle.py"]
+       for name in ("cnn", "linear", "objective", "resnet", "resnet_stem", "stacked", "vgg")},
+    "fedlib/models/fafed_cnn.py": ["tests/test_fafed_images.py", "tests/test_models.py"],
+    "fedlib/models/lstm.py": ["tests/test_fafed_lm.py", "tests/test_models.py", "tests/test_stacked_oracle.py"],
+    "fedlib/models/gpt2_stacked.py": ["tests/test_lora_model.py", "tests/test_lora_run.py"],
+    "fedlib/data/report.py": ["tests/test_data.py", "tests/test_cli.py"],
+    "fedlib/papers/fadamgt/plots.py": ["tests/test_pipeline.py"],
+    "fedlib/papers/fadamgt/table_c1.py": ["tests/test_pipeline.py", "tests/test_write_artefact.py"],
+    **{f"fedlib/papers/fedadam_ssm/{name}.py": ["tests/test_ssm_pipeline.py", "tests/test_ssm_claims.py"]
+       for name in ("common", "fig4", "fig5")},
+    "fedlib/papers/fedmim/page.py": ["tests/test_fedmim_pipeline.py", "tests/test_fedmim_claims.py"],
+    "fedlib/reporting/describe.py": ["tests/test_runs_frame.py", "tests/test_claims_edges.py"],
+    "fedlib/reporting/figures.py": ["tests/test_figures_style.py"],
+    "fedlib/reporting/run_notebook.py": ["tests/test_run_notebook.py"],
 }
 NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_steps,batch_positions,batch,"
                             "run_round,local_work,_merge_active,clip_by_norm",
@@ -137,6 +158,55 @@ NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_st
          "ssm-ablation-claims": "fedlib/papers/fedadam_ssm/ablation.py::recharge,build,_cell,_end,_pct,_mean_text"}
 
 
+# ---------------------------------------------------------------------------------------------- the census
+#: modules with nothing a test could catch a mutant in, each with why (a module missing from here and from every
+#: test selection fails the tool: `--census`)
+NOTHING_TO_MUTATE = {
+    "fedlib/__init__.py": "the version string and the call that pins the CPU path (tested through cpu_path)",
+}
+
+
+def _imported_modules(test_source: str) -> set[str]:
+    """The fedlib modules a test file imports: `import fedlib.a.b`, `from fedlib.a import b`, `from fedlib.a.b import c`."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(test_source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("fedlib"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("fedlib") and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return found
+
+
+def census(root: Path = ROOT) -> tuple[dict[str, list[str]], list[str]]:
+    """Every module of `root`/fedlib with its test selection: MODULE_TESTS where it names one, else the test files
+    that import the module; and the modules that have neither (nor a NOTHING_TO_MUTATE reason)."""
+    tests = {t.relative_to(root).as_posix(): _imported_modules(t.read_text())
+             for t in sorted((root / "tests").rglob("test_*.py"))}
+    selections, missing = {}, []
+    for module in sorted((root / "fedlib").rglob("*.py")):
+        path = module.relative_to(root).as_posix()
+        if "__pycache__" in path or path in NOTHING_TO_MUTATE:
+            continue
+        dotted = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        chosen = MODULE_TESTS.get(path) or [t for t, mods in tests.items() if dotted in mods]
+        if chosen:
+            selections[path] = chosen
+        else:
+            missing.append(path)
+    return selections, missing
+
+
+def census_or_exit(root: Path = ROOT) -> dict[str, list[str]]:
+    selections, missing = census(root)
+    if missing:
+        sys.exit(f"mutants: {len(missing)} module(s) of fedlib/ have no test selection: {', '.join(missing)}; add "
+                 "a test that imports it, an entry in MODULE_TESTS, or a reason in NOTHING_TO_MUTATE "
+                 "(scripts/mutants.py)")
+    return selections
+
 def parse(target: str) -> tuple[str, list[str]]:
     target = NAMED.get(target, target)
     path, _, names = target.partition("::")
@@ -174,9 +244,9 @@ def prepare(path: str, names: list[str], keep: bool = False) -> Path:
 
 def mutmut_config(path: str) -> str:
     """The project's pyproject.toml plus a [tool.mutmut] section for mutating `path` with its selected tests."""
-    tests = MODULE_TESTS.get(path)
+    tests = census_or_exit().get(path)
     if tests is None:
-        sys.exit(f"no test selection for {path}; add it to MODULE_TESTS in scripts/mutants.py")
+        sys.exit(f"mutants: {path} is not a module of fedlib/ with a test selection (allowed: a path under fedlib/)")
     config = (ROOT / "pyproject.toml").read_text()
     config += ("\n[tool.mutmut]\n"
                'source_paths = ["fedlib/"]\n'
@@ -211,6 +281,14 @@ def _env() -> dict:
     if os.environ.get("MUTMUT_PATH"):
         env["PYTHONPATH"] = os.environ["MUTMUT_PATH"]
     return env
+
+
+def stamped(result: dict) -> dict:
+    """The result with the date and the commit it ran at (docs/testing.md prints them beside its row)."""
+    import datetime
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return {**result, "date": datetime.date.today().isoformat(), "commit": commit.stdout.strip() or "unknown"}
 
 
 def collect(work: Path, path: str, patterns: list[str]) -> dict:
@@ -268,7 +346,7 @@ def render(results: dict) -> str:
     from mutants_equivalent import EQUIVALENT
 
     lines = ["| module | mutants | killed | timeout | equivalent | survived (not equivalent) "
-             "| killed / non-equivalent |", "|---|---|---|---|---|---|---|"]
+             "| killed / non-equivalent | run at |", "|---|---|---|---|---|---|---|---|"]
     notes = []
     for module, res in sorted(results.items()):
         c = res["counts"]
@@ -279,7 +357,9 @@ def render(results: dict) -> str:
         caught = killed + timeout
         denominator = total - len(equivalent)
         score = f"{100 * caught / denominator:.1f} %" if denominator else "n/a"
-        lines.append(f"| `{module}` | {total} | {killed} | {timeout} | {len(equivalent)} | {len(open_)} | {score} |")
+        when = f"{res['date']}, {res['commit']}" if "date" in res else "before 2026-12-05 (not recorded)"
+        lines.append(f"| `{module}` | {total} | {killed} | {timeout} | {len(equivalent)} | {len(open_)} | {score} "
+                     f"| {when} |")
         for name in sorted(res["survivors"]):
             diff = change(res["survivors"][name]["diff"]).replace("|", "\\|")
             verdict = f"equivalent: {EQUIVALENT[name]}" if name in EQUIVALENT else \
@@ -304,6 +384,8 @@ def main(argv=None) -> None:
     parser.add_argument("modules", nargs="*",
                         help="e.g. fedlib/algorithms/fedcm.py or fedlib/engine/simulation.py::batch")
     parser.add_argument("--render-only", action="store_true", help="only regenerate docs/testing.md")
+    parser.add_argument("--census", action="store_true",
+                        help="list every module of fedlib/ with its test selection; exit 1 if one has none")
     parser.add_argument("--sample", type=int, default=0, metavar="N",
                         help="test a random sample of N of the module's mutants (seeded by --seed), recorded as "
                              "'<module> (sample N of M)': for a busy machine, where a full run of a long claims "
@@ -313,6 +395,12 @@ def main(argv=None) -> None:
                         help="re-test only the last run's non-equivalent survivors with the current tests (the "
                              "module's earlier run must still be in .mutants/; otherwise the module runs fully)")
     args = parser.parse_args(argv)
+    selections = census_or_exit()
+    if args.census:
+        for path, tests in selections.items():
+            print(f"{path}: {' '.join(tests)}")
+        print(f"{len(selections)} modules, each with a test selection")
+        return
     if args.modules and not args.render_only:
         try:
             import mutmut  # noqa: F401
@@ -335,7 +423,7 @@ def main(argv=None) -> None:
                 import fnmatch
                 chosen = sorted(n for n, code in meta["exit_code_by_key"].items() if code is not None
                                 and any(fnmatch.fnmatchcase(n, p) for p in patterns))
-                results[sampled[0]] = collect(work, path, chosen)
+                results[sampled[0]] = stamped(collect(work, path, chosen))
                 write_docs(results)
             continue
         if args.sample:
@@ -347,7 +435,7 @@ def main(argv=None) -> None:
             every = sorted(n for n in meta["exit_code_by_key"] if any(fnmatch.fnmatchcase(n, p) for p in patterns))
             chosen = sorted(random.Random(args.seed).sample(every, min(args.sample, len(every))))
             run_mutmut(work, chosen)
-            results[f"{key} (sample {len(chosen)} of {len(every)})"] = collect(work, path, chosen)
+            results[f"{key} (sample {len(chosen)} of {len(every)})"] = stamped(collect(work, path, chosen))
             write_docs(results)
             continue
         earlier = SCRATCH / key / "mutants" / (path + ".meta")
@@ -361,7 +449,7 @@ def main(argv=None) -> None:
         else:
             work = prepare(path, names)
             run_mutmut(work, patterns)
-        results[key] = collect(work, path, patterns)
+        results[key] = stamped(collect(work, path, patterns))
         write_docs(results)
     write_docs(results)
 
