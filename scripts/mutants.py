@@ -167,7 +167,8 @@ NOTHING_TO_MUTATE = {
 
 
 def _imported_modules(test_source: str) -> set[str]:
-    """The fedlib modules a test file imports: `import fedlib.a.b`, `from fedlib.a import b`, `from fedlib.a.b import c`."""
+    """The fedlib modules a test file imports (`import fedlib.a.b`, `from fedlib.a import b`, `from fedlib.a.b
+    import c`)."""
     import ast
 
     found = set()
