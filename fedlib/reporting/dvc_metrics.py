@@ -44,10 +44,13 @@ def metrics(meta: Mapping[str, Any]) -> dict:
 
 
 def write(out_dir: str | Path, meta: Mapping[str, Any]) -> Path:
-    """`<out_dir>/<artefact>_metrics.json` from the artefact's json `meta`."""
-    from fedlib.reporting.report import write_json
+    """`<out_dir>/<artefact>_metrics.json` from the artefact's json `meta` (written atomically, as report files are)."""
+    from fedlib.jsonio import write_atomic
 
-    return write_json(Path(out_dir) / name_of(meta["artefact"]), metrics(meta))
+    path = Path(out_dir) / name_of(meta["artefact"])
+    data = (json.dumps(metrics(meta), indent=2) + "\n").encode("utf-8")
+    write_atomic(path, lambda fh: fh.write(data))
+    return path
 
 
 def derive(reports_dir: str | Path) -> list[Path]:

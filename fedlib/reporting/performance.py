@@ -68,8 +68,8 @@ def _s(value) -> str:
 def table(rows: list[dict]) -> str:
     measured = [r for r in rows if r["state"] == "ok"]
     if not measured:
-        return ("No executed notebook of `dvc.lock` is in this workspace (a fresh clone has none: `runs/` is DVC-cached "
-                "and the project has no remote). Run `dvc repro`, then "
+        return ("No executed notebook of `dvc.lock` is in this workspace (a fresh clone has none: `runs/` is "
+                "DVC-cached and the project has no remote). Run `dvc repro`, then "
                 "`python -m fedlib.reporting.performance --write docs/performance.md`.")
     date = max(r["end"] for r in measured if r["end"])
     lines = [f"Measured by the last `dvc repro` of this workspace, ended {date} (papermill's times of each locked "

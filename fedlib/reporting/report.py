@@ -328,7 +328,7 @@ def write_artefact(module: str, out_dir: str | Path, settings: Mapping[str, Any]
     paths.append(write_meta(out, art, settings, title=title, paper_source=paper_source, claims=claims or [],
                             files=[md.name, *(p.name for p in paths[:-1])],
                             thumbnail=pictures[0].name if pictures else None, numbers=numbers, stand_ins=stand_ins))
-    from fedlib.reporting import dvc_metrics   # the stage's small DVC metrics file, derived from that json
+    from fedlib.reporting import dvc_metrics  # the stage's small DVC metrics file, derived from that json
 
     paths.append(dvc_metrics.write(out, json.loads(paths[-1].read_text())))
     return paths
