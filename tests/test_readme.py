@@ -57,3 +57,15 @@ def test_readme_is_a_front_door():
 def test_the_test_command_is_exactly_what_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
     assert ci in README.split("## One run")[0]
+
+
+PAGES = ["docs/reproducibility.md", "docs/cli.md", "docs/extending.md", "docs/explore.md", "docs/choices.md",
+         "docs/performance.md", "docs/testing.md", "docs/scale.md", "docs/pipeline.md", "docs/datasets.md",
+         "bench/README.md"]
+
+
+def test_the_pages_readme_links_to_have_no_broken_relative_link():
+    broken = [(page, target) for page in PAGES
+              for target in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", (ROOT / page).read_text())
+              if not (ROOT / page).parent.joinpath(target).exists()]
+    assert broken == []
