@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from fedlib import tracking
 from fedlib.algorithms import ALGORITHMS
 from fedlib.config import ADAPTIVE_FIELDS, ConfigError, Refused, RunConfig
 from fedlib.data import DATASETS, PARTITIONERS, DatasetUnavailable, load_dataset
@@ -108,14 +109,19 @@ def cmd_run(args) -> int:
     if not args.out.strip():          # Path("") is ".": an empty --out would write into the working directory
         raise OutputError("--out is empty; allowed: a directory path (use --out . for the current directory)")
     cfg = load_config(args.config, args.overrides)
+    if args.log:                      # an unknown or uninstalled tracker is refused before round 1
+        tracking.check(args.log)
     out = Path(args.out)
     result = run(cfg, out, force=args.force)
+    logged = tracking.log_record(result, args.log, args.log_dir) if args.log else None
     s = result["summary"]
     acc = s["final_test_acc"]
     print(f"{cfg.algorithm} on {cfg.dataset}: status={s['status']} rounds={s['rounds_run']} "
           f"final_test_acc={_fmt(acc)} "
           f"best_test_acc={_fmt(s['best_test_acc'])} "
           f"rounds_to_target={s['rounds_to_target']} wall={s['wall_s']:.1f}s -> {out / 'result.json'}")
+    if logged is not None:
+        print(f"per-round metrics: {args.log} run in {logged}/")
     return 0
 
 
@@ -197,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", required=True, help="output directory")
     r.add_argument("--force", action="store_true",
                    help="start afresh: ignore (and replace) an existing result.json and checkpoint")
+    r.add_argument("--log", metavar="TRACKER", help="also log each round to a tracker: dvclive (optional extra)")
+    r.add_argument("--log-dir", default="dvclive", help="the tracker's folder (default: dvclive)")
     r.add_argument("overrides", nargs="*", metavar="key=value")
     r.set_defaults(fn=cmd_run)
     for name, fn, text in (("algorithms", cmd_algorithms, "list algorithms"),

@@ -429,7 +429,9 @@ def test_dvc_yaml_stages_are_per_artefact():
         for path, opts in outs.items():
             if path.startswith("reports/"):
                 assert opts == {"cache": False, "persist": True}, path       # committed to git, kept on failure
-        assert st["metrics"] == [{f"reports/{paper}/{art.name}.json": {"cache": False, "persist": True}}]
+        # the metrics are the small <name>_metrics.json (dvc metrics show fits a terminal); <name>.json is an output
+        assert st["metrics"] == [{f"reports/{paper}/{art.name}_metrics.json": {"cache": False, "persist": True}}]
+        assert outs[f"reports/{paper}/{art.name}.json"] == {"cache": False, "persist": True}
         cache = st["cmd"].split("-p cache_dir ")[1].split()[0]
         assert f"-p out_dir reports/{paper} -p cache_dir {cache}" in st["cmd"]
         if art.shares_cache is None:

@@ -28,7 +28,8 @@ def test_every_artefact_has_a_stage_and_every_figure_is_an_output_and_a_plot():
     assert list(dvc["stages"]) == [a.stage for a in ARTEFACTS] + ["reports_index"]
     assert {a.paper for a in ARTEFACTS} == {"fadamgt", "fafed", "fedadam_ssm", "fedmim"} and len(ARTEFACTS) >= 21
     fafed_fig2 = [o if isinstance(o, str) else next(iter(o)) for o in dvc["stages"]["fafed_fig2"]["outs"]]
-    assert fafed_fig2[-6:] == [f"reports/fafed/fig2{s}.{e}" for s in ("", "_moderate", "_high") for e in ("png", "svg")]
+    assert fafed_fig2[-7:] == [f"reports/fafed/fig2{s}.{e}" for s in ("", "_moderate", "_high") for e in ("png", "svg")
+                               ] + ["reports/fafed/fig2.json"]
     assert dvc["plots"] == [f"reports/{a.paper}/{a.name}{s}.png" for a in ARTEFACTS for s in a.figures]
     assert "reports/fafed/fig2_high.png" in dvc["plots"] and "reports/fadamgt/table1.png" not in dvc["plots"]
     index = dvc["stages"]["reports_index"]["deps"]

@@ -33,7 +33,7 @@ def _write(tmp_path, module, **kw):
 
 def test_a_table_writes_md_csv_json_named_after_its_module(tmp_path):
     paths = _write(tmp_path, "fedlib.papers.fadamgt.table1")
-    assert [p.name for p in paths] == ["table1.csv", "table1.md", "table1.json"]
+    assert [p.name for p in paths] == ["table1.csv", "table1.md", "table1.json", "table1_metrics.json"]
     claims = C.claims_markdown([_claim()])
     assert claims.endswith("\n") and "T.1" in claims
     assert (tmp_path / "table1.md").read_text() == "# Page\n\nbody\n\n" + CLAIMS_HEADING + "\n\n" + claims
@@ -43,6 +43,10 @@ def test_a_table_writes_md_csv_json_named_after_its_module(tmp_path):
     assert (meta["stage"], meta["notebook"], meta["order"]) == ("fadamgt_table1", "notebooks/fadamgt_table1.ipynb", 0)
     assert meta["numbers"] == {"x": 0.5} and meta["stand_ins"] == [{"paper": "paper set", "used": "stand-in"}]
     assert [c["id"] for c in meta["claims"]] == ["T.1"] and meta["claims"][0]["status"] == C.CONFIRMED
+    # the stage's DVC metrics: the verdict counts and the paired seeds, nothing of `numbers`
+    assert json.loads((tmp_path / "table1_metrics.json").read_text()) == {
+        "claims": 1, "confirmed": 1, "refuted": 0, "inconclusive": 0, "not_testable": 0, "checks": 0,
+        "checks_confirmed": 0, "seeds": 3}
 
 
 def test_figures_come_after_the_page_and_the_first_is_the_thumbnail(tmp_path):
@@ -50,7 +54,7 @@ def test_figures_come_after_the_page_and_the_first_is_the_thumbnail(tmp_path):
     paths = _write(tmp_path, "fedlib.papers.fafed.fig2", figures=figs)
     names = ["fig2.md", "fig2.png", "fig2.svg", "fig2_moderate.png", "fig2_moderate.svg", "fig2_high.png",
              "fig2_high.svg", "fig2.csv"]
-    assert [p.name for p in paths] == names[1:] + ["fig2.md", "fig2.json"]
+    assert [p.name for p in paths] == names[1:] + ["fig2.md", "fig2.json", "fig2_metrics.json"]
     meta = json.loads((tmp_path / "fig2.json").read_text())
     assert meta["files"] == names + ["fig2_seeds.csv"] and meta["thumbnail"] == "fig2.png"
     assert not any(plt.fignum_exists(f.number) for f, _ in figs.values())          # closed once saved

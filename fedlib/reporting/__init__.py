@@ -13,4 +13,8 @@ Modules:
   notebook   the shared notebook steps (start, runs, artefact, claims) and the notebook template
   staged     an artefact's files all together or not at all: staging folder, checks, renames in a row
   index      `python -m fedlib.reporting.index reports` writes reports/README.md
+  stages     `python -m fedlib.reporting.stages > dvc.yaml`: one stage per artefact
+  dvc_metrics  each stage's DVC metrics file: verdict counts, checks, paired seeds (derived from the artefact json)
+  readme_table  README's artefact table, generated from params.yaml (`--write README.md`)
+  performance  docs/performance.md's stage-time table, from dvc.lock and the run records (`--write`)
 """

@@ -301,9 +301,10 @@ def write_artefact(module: str, out_dir: str | Path, settings: Mapping[str, Any]
       is the index's thumbnail; each figure is closed once saved),
     * `<name>.csv` from the frame `csv` (no index column),
     * `<name>.md`: `text`, then CLAIMS_HEADING and the claims (no claims section when `claims` is None),
-    * `<name>.json` (+ `<name>_seeds.csv`): `write_meta` with `numbers` and the index's `stand_ins`.
+    * `<name>.json` (+ `<name>_seeds.csv`): `write_meta` with `numbers` and the index's `stand_ins`,
+    * `<name>_metrics.json`: the stage's DVC metrics, a few numbers derived from that json (`dvc_metrics`).
 
-    Returns the paths written (figures, csv, md, json: the order the staged write publishes them in)."""
+    Returns the paths written (figures, csv, md, json, metrics: the order the staged write publishes them in)."""
     import matplotlib.pyplot as plt
 
     from fedlib.reporting import artefact as A
@@ -327,4 +328,7 @@ def write_artefact(module: str, out_dir: str | Path, settings: Mapping[str, Any]
     paths.append(write_meta(out, art, settings, title=title, paper_source=paper_source, claims=claims or [],
                             files=[md.name, *(p.name for p in paths[:-1])],
                             thumbnail=pictures[0].name if pictures else None, numbers=numbers, stand_ins=stand_ins))
+    from fedlib.reporting import dvc_metrics  # the stage's small DVC metrics file, derived from that json
+
+    paths.append(dvc_metrics.write(out, json.loads(paths[-1].read_text())))
     return paths

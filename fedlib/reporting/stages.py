@@ -2,14 +2,17 @@
 
 One stage per artefact (`fedlib/reporting/artefact.py`: its names follow from the module's, the rest from what
 the module declares: DESC, FIGURES, BORROWS, SHARES_CACHE, READS_BLOCKS, WORKERS), then `reports_index` over every
-artefact's json and the `plots` list of every figure. Papers in alphabetical order, artefacts in each paper's
-report order (artefact.artefacts). tests/test_stages.py checks that the committed dvc.yaml is exactly what this prints.
+artefact's json and the `plots` list of every figure. A stage's `metrics` is its small `<name>_metrics.json` (claim
+counts and a few headline numbers: fedlib/reporting/dvc_metrics.py), not the full `<name>.json`. Papers in
+alphabetical order, artefacts in each paper's report order (artefact.artefacts). tests/test_stages.py checks that
+the committed dvc.yaml is exactly what this prints.
 """
 from __future__ import annotations
 
 import sys
 
 from fedlib.reporting import artefact as A
+from fedlib.reporting import dvc_metrics
 
 HEADER = """\
 # Reproduction pipeline: one stage per paper artefact, each executing its notebook with papermill (through
@@ -34,7 +37,9 @@ HEADER = """\
 #   `persist: true` so DVC does not delete it before a rerun and unchanged runs are read back (run cache keyed by
 #   the configuration fingerprint, fedlib/experiments.py);
 # * small artefacts (md/csv/png/svg/json) are `cache: false` outputs, committed to git, and `persist: true`, so a
-#   stage that fails (e.g. a paper-scale run without a GPU) leaves the committed artefacts in place.
+#   stage that fails (e.g. a paper-scale run without a GPU) leaves the committed artefacts in place;
+# * a stage's `metrics` is <artefact>_metrics.json: the claims' verdict counts and a few headline numbers (at most 10
+#   columns in `dvc metrics show` / `dvc exp show`); every number stays in <artefact>.json.
 vars:
   - kernel: python3
 
@@ -61,7 +66,7 @@ def _kept(path: str, cache: bool = False) -> list[str]:
 
 
 def report_files(art: A.Artefact) -> list[str]:
-    """reports/<paper>/<name>.md, .csv, then each figure's .png and .svg (the json is the stage's metric)."""
+    """reports/<paper>/<name>.md, .csv, then each figure's .png and .svg (then come the json and the metrics)."""
     stem = f"{art.reports_dir.as_posix()}/{art.name}"
     return [f"{stem}.md", f"{stem}.csv",
             *(f"{stem}{suffix}.{ext}" for suffix in art.figures for ext in ("png", "svg"))]
@@ -93,7 +98,10 @@ def stage(art: A.Artefact) -> str:
         lines += _kept(art.cache_dir.as_posix(), cache=True)
     for path in report_files(art):
         lines += _kept(path)
-    lines += ["    metrics:", *_kept(f"{art.reports_dir.as_posix()}/{art.name}.json")]
+    # every number stays in <name>.json (an output); the metrics are its few headline numbers (dvc_metrics), so that
+    # `dvc metrics show` / `dvc exp show` print at most 10 columns per stage
+    lines += _kept(f"{art.reports_dir.as_posix()}/{art.name}.json")
+    lines += ["    metrics:", *_kept(f"{art.reports_dir.as_posix()}/{dvc_metrics.name_of(art.name)}")]
     return "\n".join(lines) + "\n"
 
 
