@@ -13,7 +13,7 @@ with AVX2 (Intel since Haswell, 2013; AMD since Excavator, 2015, and every Zen),
 * `ATEN_CPU_CAPABILITY=avx2`: ATen's AVX2 build of its vectorised kernels, chosen on every host that has AVX2
   (an AVX-512 host would otherwise take its AVX-512 variants). ATen's non-vectorised `default` build would also run
   on x86-64 hosts without AVX2, but it is slower: the whole embedded pipeline spends 15–22 % more CPU time in it
-  (FAFED's LSTM, FedMIM's and FedAdam-SSM's MLP runs, measured interleaved; README *Same numbers*), so the portable
+  (FAFED's LSTM, FedMIM's and FedAdam-SSM's MLP runs, measured interleaved; docs/reproducibility.md), so the portable
   path asks for AVX2 and refuses a host without it in one line (such a host runs `cpu_path=native`);
 * `MKL_CBWR=COMPATIBLE,STRICT`: MKL's conditional-numerical-reproducibility branch that Intel documents as giving
   the same results on Intel and compatible (AMD) processors (SSE2 without rcpps/rsqrtps), independent of alignment;

@@ -7,7 +7,7 @@ one: against numpy's `sqrt` it differs in the last bit on 1.2 % of float64 and 1
 project's AMD EPYC (bench/cpu_path.py), and which approximation it runs depends on the CPU: on that AMD host the
 result is the same under every `MKL_CBWR` branch (COMPATIBLE, AVX2, AUTO, SSE4_2), while on an Intel Xeon the
 COMPATIBLE/AVX2 branches give one set of bits and AVX-512/AUTO another. Every adaptive method divides by a square
-root each step, so one ulp there grows into different accuracies after a few rounds (README, *Same numbers*).
+root each step, so one ulp there grows into different accuracies after a few rounds (docs/reproducibility.md).
 
 `sqrt` here computes the correctly rounded square root on the CPU: numpy's `sqrt` over the tensor's own memory
 (no copy), which uses the processor's IEEE square-root instruction (SSE2 `sqrtpd`/`sqrtps` or their AVX
