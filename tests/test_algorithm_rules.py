@@ -83,8 +83,6 @@ def test_cbrt_epoch_needs_the_epoch_length():
 def test_adam_configuration_helpers():
     cfg = SimpleNamespace(lr=None, vhat_init="v1")
     assert adam.config_of(cfg) is cfg and adam.config_of(SimpleNamespace(cfg=cfg)) is cfg   # a RunConfig or a ctx
-    assert adam.local_lr(cfg) == adam.LR_DEFAULT == 0.001 and adam.local_lr(SimpleNamespace()) == 0.001
-    assert adam.local_lr(SimpleNamespace(lr=0.3)) == 0.3
 
 
 def test_tracking_starts_from_zeros_when_the_setting_is_absent():

@@ -32,11 +32,6 @@ PAPER_ADAM = (*MOMENTS, "vhat_init")                    # + the v̂ reading of t
 VHAT_MODES = ("v1", "v2", "v3", "v4")
 
 
-def local_lr(cfg) -> float:
-    """η_l: cfg.lr, or the paper's Adam default 0.001 when unset."""
-    return float(cfg.lr) if getattr(cfg, "lr", None) is not None else LR_DEFAULT
-
-
 def config_of(arg):
     """`init` receives a RunConfig (protocol) or a RoundContext-like object with .cfg (engine docstring)."""
     return getattr(arg, "cfg", arg)

@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Protocol
 
 import torch
 from torch import Tensor
@@ -75,20 +74,6 @@ class RoundContext:
     def active(self, k: int) -> Tensor:
         """BoolTensor [C]: which cohort clients still take local step k (0-based)."""
         return self.steps > k
-
-
-class Algorithm(Protocol):
-    """What every module in fedlib/algorithms exposes as ALGORITHM (a SimpleNamespace or dataclass works)."""
-
-    name: str
-    description: str
-
-    def init(self, x0: Tensor, n: int, cfg) -> tuple[State, State]: ...
-    def client_begin(self, server: State, clients: State, ctx: RoundContext) -> State: ...
-    def client_step(self, local: State, grad_fn: GradFn, server: State, ctx: RoundContext, k: int) -> State: ...
-    def client_end(self, local: State, server: State, clients: State, ctx: RoundContext) -> tuple[State, State]: ...
-    def server_update(self, server: State, upload: State, ctx: RoundContext) -> State: ...
-    def comm_vectors(self, cfg) -> float: ...
 
 
 @dataclass(frozen=True)
