@@ -1,4 +1,4 @@
-"""Registry of federated algorithms: name -> AlgorithmSpec (see base.py for the protocol).
+"""Registry of federated algorithms: name -> AlgorithmSpec (see base.py for AlgorithmSpec).
 
 One module per method or small family; each exposes SPECS. Add a module by adding one line to MODULES.
 `ALGORITHMS` is declared in base.py and filled here.
