@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SEEDS = [0, 1, 2, 3, 4]
 
 
-def settings_of(module, section, **over):
-    s = load_settings(section, "embedded", params_file=ROOT / "params.yaml", schema=module.PARAMS)
+def settings_of(module, section, profile="embedded", **over):
+    s = load_settings(section, profile, params_file=ROOT / "params.yaml", schema=module.PARAMS)
     s = copy.deepcopy(s)
     s.update(over)
     return s
@@ -219,7 +219,7 @@ def _table2_records(s, gt: int, et: int, adam: int = 30):
 
 
 def test_table2_gt_faster_and_et_no_gain():
-    s = settings_of(table2, "fadamgt_table2")
+    s = settings_of(table2, "fadamgt_table2", "paper")          # the embedded profile runs no row (not testable)
     s["datasets"] = {r: {**e, "rounds": 60} for r, e in s["datasets"].items()}
     got = {c.id: c for c in table2.build(_table2_records(s, gt=15, et=30), s)["claims"]}
     assert got["T2.1"].status == C.CONFIRMED and got["T2.2"].status == C.CONFIRMED
@@ -231,25 +231,25 @@ def test_table2_gt_faster_and_et_no_gain():
 
 
 
-def test_table2_embedded_runs_three_rows_on_three_distinct_stand_ins_named_in_the_evidence_and_says_why_not_qqp():
+def test_table2_embedded_runs_nothing_and_both_claims_say_why_not_testable():
     s = settings_of(table2, "fadamgt_table2")
-    assert s["rows"] == ["20newsgroups", "sst2", "qnli"] and list(s["not_run"]) == ["qqp"]
-    assert "cannot learn" in s["not_run"]["qqp"] and "pydoc_qqp" in s["not_run"]["qqp"]
-    stand = {r: s["datasets"][r]["dataset"] for r in s["rows"]}
-    assert stand == {"20newsgroups": "pydoc_topics", "sst2": "pydoc_sst2", "qnli": "pydoc_qnli"}
-    got = {c.id: c for c in table2.build(_table2_records(s, gt=15, et=30), s)["claims"]}
-    for claim in got.values():
-        assert "(3 distinct dataset(s) of the paper's 4 run here: " in claim.text
-        assert claim.text.endswith("; QQP not run)")
-        compared = [e for e in claim.evidence if not e.startswith("target sensitivity")]
-        assert len(compared) == 3                                          # one comparison per row that ran
-        for row, data in stand.items():                                    # each names the data that ran, once
-            assert sum(f": {data} (tiny_gpt2_lora) Dir 0.1, target " in e for e in compared) == 1, (row, compared)
-    # a stand-in reused by a second row counts once
-    one = {**s, "rows": ["20newsgroups", "sst2"],
-           "datasets": {**s["datasets"], "sst2": {**s["datasets"]["sst2"], "dataset": "pydoc_topics"}}}
-    assert table2.datasets_text(one).startswith("1 distinct dataset(s) of the paper's 4 run here: ")
-    assert table2.datasets_text(one).endswith("; QQP, QNLI not run")
+    assert s["rows"] == [] and table2.configs(s) == []
+    assert list(s["not_run"]) == ["20newsgroups", "sst2", "qqp", "qnli"]
+    got = table2.build([], s)
+    assert [(c.id, c.status) for c in got["claims"]] == [("T2.1", C.NOT_TESTABLE), ("T2.2", C.NOT_TESTABLE)]
+    for claim in got["claims"]:
+        assert claim.reason == s["not_testable"] and "no pretrained model ships offline" in claim.reason
+    assert list(got["csv"]["reproduced"].unique()) == ["not run at this scale"]
+    paper = settings_of(table2, "fadamgt_table2", "paper")        # the paper profile keeps all four rows
+    assert paper["rows"] == ["20newsgroups", "sst2", "qqp", "qnli"] and len(table2.configs(paper)) == 48
+
+
+def test_table2_empty_rows_need_a_reason():
+    from fedlib.reporting import schema
+
+    with pytest.raises(schema.SettingsError, match="not_testable"):
+        table2.PARAMS["rows"].check([], "rows", {"datasets": {}})
+
 
 # ---------------------------------------------------------------------------------------------- the no_gain rule
 @pytest.mark.parametrize("spread, verdict", [(2.3, C.CONFIRMED), (2.5, C.INCONCLUSIVE)])
