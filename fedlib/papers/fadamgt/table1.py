@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.fadamgt import reference as P
+from fedlib.papers.fadamgt.designs import design_of
 from fedlib.papers.fadamgt.common import (
     NAMES,
     TARGET_KEYS,
@@ -21,6 +22,7 @@ from fedlib.papers.fadamgt.common import (
     cost_runs,
     header,
     level,
+    rounds_margin,
     run_label,
     setting_label,
     settings_lines,
@@ -92,7 +94,8 @@ def regime_check(records: Sequence[dict], iid: Sequence[dict], settings: Mapping
             at = setting_label(settings, r, level(settings, r, offset))
             comps.append(cost_paired(agg, "rounds", (f"{NAMES[a]} IID", {"row": r, "algorithm": a, "split": "iid"}),
                                      (f"{NAMES[a]} Dir {alpha:g}", {"row": r, "algorithm": a,
-                                                                    "split": "dirichlet"}), at))
+                                                                    "split": "dirichlet"}), at,
+                                     margin=rounds_margin(settings, r)))
     return [C.judge("T1.R", f"Regime check: an IID split of the same data needs fewer rounds than the Dir {alpha:g} "
                             f"split, for {', '.join(NAMES[a] for a in algs)} (heterogeneity hurts the methods without "
                             "tracking, so the block exercises what tracking corrects)", "design (not the paper)",
@@ -168,9 +171,11 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str], 
         comps = []
         for r in rows:
             setting = setting_label(settings, r, level(settings, r, offset))
+            margin = rounds_margin(settings, r) if metric == "rounds" else None
             comps += [cost_paired(agg, metric, (NAMES[ours], {"row": r, "algorithm": ours}),
-                                  (NAMES[o], {"row": r, "algorithm": o}), setting) for o in others]
-        out.append(C.judge(cid, f"{text} ({where})", source, comps, kind=kind, quote=quote))
+                                  (NAMES[o], {"row": r, "algorithm": o}), setting, margin=margin) for o in others]
+        out.append(C.judge(cid, f"{text} ({where})", source, comps, kind=kind, quote=quote,
+                           design=design_of(cid, settings)))
 
     versus("T1.1", "rounds", "fadamgt", base, "FAdamGT needs fewer rounds than every baseline on every dataset",
            "§6.2", "sentence", QUOTE_GT)
