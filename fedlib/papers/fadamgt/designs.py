@@ -14,7 +14,7 @@ from typing import Any
 from fedlib.reporting.claims import Design
 
 PILOT_SEEDS = (100, 101, 102)
-FIXED_AT = ""                 # the commit at which the designs below were fixed (set in the commit that follows it)
+FIXED_AT = "8bae60b"           # the commit at which the designs below were fixed
 
 #: the federation every tracking claim runs in, and the pilot evidence that it exercises tracking
 REGIME = ("n = 20, S = 5, Y = 2, K = 3, B = 32, Dir(0.1) label split; pilot: the Dir 0.1 split slows LocalAdam and "
