@@ -245,6 +245,19 @@ def test_table2_embedded_runs_nothing_and_both_claims_say_why_not_testable():
     assert paper["rows"] == ["20newsgroups", "sst2", "qqp", "qnli"] and len(table2.configs(paper)) == 48
 
 
+def test_table_c1_says_which_peft_rows_run_at_which_scale():
+    from fedlib.papers.fadamgt import table_c1
+
+    emb = table_c1.source_settings(settings_of(table_c1, "fadamgt_table_c1"))
+    text = table_c1.scales_text(emb)
+    assert text.startswith("**Rows run at each scale.** embedded: none (Table 2 is not testable at this scale: "
+                           "no pretrained model ships offline")
+    assert text.endswith("; paper: 20NewsGroups, SST-2, QQP, QNLI.")
+    paper = table_c1.source_settings(settings_of(table_c1, "fadamgt_table_c1", "paper"))
+    assert table_c1.scales_text(paper) == ("**Rows run at each scale.** paper: 20NewsGroups, SST-2, QQP, QNLI; "
+                                           "embedded: none (not testable at that scale).")
+
+
 def test_table2_empty_rows_need_a_reason():
     from fedlib.reporting import schema
 
@@ -313,3 +326,32 @@ def test_figures_3_and_4_borrow_exactly_their_runs_shared_with_table_1():
     assert n == len(settings_of(fig4, "fadamgt_fig4")["seeds"]) == 20
     assert sum(f in t1 for f in f3) == 3 * n                                # α = 0.1 × 3 methods
     assert sum(f in t1 for f in f4) == 2 * 3 * n                            # 2 rows × (baseline + ET/GT at Y = 2)
+
+
+# ---------------------------------------------------------------------------------------------- the regime check
+def test_table1_iid_contrast_runs_and_the_regime_check():
+    s = settings_of(table1, "fadamgt_table1")
+    cfgs = table1.configs(s)
+    iid = [c for c in cfgs if c["partition"] == "iid"]
+    assert len(iid) == 2 * 2 * len(s["seeds"]) and {c["algorithm"] for c in iid} == {"fedavg", "localadam"}
+    assert all("alpha" not in c for c in iid) and len(cfgs) == len(iid) + 2 * 6 * len(s["seeds"])
+    s = {**s, "rows": ["cifar100"], "seeds": SEEDS}
+    e = s["datasets"]["cifar100"]
+
+    def recs(iid_reach, dir_reach):
+        out = []
+        for seed in SEEDS:
+            for alg in s["algorithms"]:
+                out.append(record(base_cfg(alg, seed, partition="dirichlet"), dir_reach + seed % 2, e["rounds"],
+                                  target=e["target_acc"]))
+            for alg in s["iid_contrast"]:
+                out.append(record({**base_cfg(alg, seed, partition="iid"), "alpha": None}, iid_reach + seed % 3,
+                                  e["rounds"], target=e["target_acc"]))
+        return out
+
+    got = {c.id: c for c in table1.build(recs(iid_reach=10, dir_reach=40), s)["claims"]}
+    check = got["T1.R"]
+    assert check.kind == "check" and check.status == C.CONFIRMED and len(check.comparisons) == 2
+    assert got["T1.1"].status == C.EQUIVALENT          # every method 40 rounds: the IID runs never enter a claim
+    assert {c.id: c for c in table1.build(recs(iid_reach=40, dir_reach=40), s)["claims"]}["T1.R"].status \
+        == C.EQUIVALENT                                                    # no heterogeneity penalty: no regime
