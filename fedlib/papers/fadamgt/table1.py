@@ -92,9 +92,12 @@ def regime_check(records: Sequence[dict], iid: Sequence[dict], settings: Mapping
     for r in settings["rows"]:
         for a in algs:
             at = setting_label(settings, r, level(settings, r, offset))
+            iid_at = f"{run_label(settings, r)} IID, target {100 * level(settings, r, offset):.0f}%"
             comps.append(cost_paired(agg, "rounds", (f"{NAMES[a]} IID", {"row": r, "algorithm": a, "split": "iid"}),
                                      (f"{NAMES[a]} Dir {alpha:g}", {"row": r, "algorithm": a,
-                                                                    "split": "dirichlet"}), at,
+                                                                    "split": "dirichlet"}), iid_at, setting_b=at,
+                                     label=f"{run_label(settings, r)}, target "
+                                           f"{100 * level(settings, r, offset):.0f}%: IID vs Dir {alpha:g}",
                                      margin=rounds_margin(settings, r)))
     return [C.judge("T1.R", f"Regime check: an IID split of the same data needs fewer rounds than the Dir {alpha:g} "
                             f"split, for {', '.join(NAMES[a] for a in algs)} (heterogeneity hurts the methods without "
