@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fadamgt import reference as P
-from fedlib.papers.fadamgt.designs import design_of
 from fedlib.papers.fadamgt.common import (
     NAMES,
     header,
@@ -27,6 +26,7 @@ from fedlib.papers.fadamgt.common import (
     short_stand_ins,
     stand_ins,
 )
+from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
 from fedlib.reporting import figures as F

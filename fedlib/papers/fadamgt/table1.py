@@ -14,7 +14,6 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.fadamgt import reference as P
-from fedlib.papers.fadamgt.designs import design_of
 from fedlib.papers.fadamgt.common import (
     NAMES,
     TARGET_KEYS,
@@ -33,6 +32,7 @@ from fedlib.papers.fadamgt.common import (
     stop_entry,
     with_sensitivity,
 )
+from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
