@@ -121,7 +121,9 @@ def test_cost_paired_lower_cost_is_better_and_mirrored_worse():
     assert m.text == "L: Y 20.0 vs X 11.6; Δ = 8.4 [7.3, 9.5] (n = 5)"
     assert (m.a.setting, m.b.setting, m.a.metric) == ("S", "S", COMM)
     tie = G.cost_paired(AGG, "rounds", ("X", {"algorithm": "x"}), ("X2", {"algorithm": "x"}), "S")
-    assert tie.outcome == "tie"
+    assert tie.outcome == "equivalent" and tie.margin == 1.0            # the rule's default δ for rounds
+    assert G.cost_paired(AGG, "rounds", ("X", {"algorithm": "x"}), ("X2", {"algorithm": "x"}), "S",
+                         margin=5.0).margin == 5.0                        # a design's δ reaches the comparison
 
 
 @pytest.mark.parametrize("a, b", [("q", "y"), ("x", "q")])

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SEEDS = [0, 1, 2, 3, 4]
 
 
-def settings_of(module, section, **over):
-    s = load_settings(section, "embedded", params_file=ROOT / "params.yaml", schema=module.PARAMS)
+def settings_of(module, section, profile="embedded", **over):
+    s = load_settings(section, profile, params_file=ROOT / "params.yaml", schema=module.PARAMS)
     s = copy.deepcopy(s)
     s.update(over)
     return s
@@ -130,7 +130,7 @@ def test_fig2_higher_accuracy_confirmed_and_mirrored_refuted():
     algs = list(common.NAMES)
     got = {c.id: c for c in fig2.claims(_fig2_summary(+3.0), algs, s)}
     assert got["F2.1"].status == C.CONFIRMED and got["F2.3"].status == C.CONFIRMED
-    assert got["F2.2"].status == C.INCONCLUSIVE                           # FAdamET equal to the baselines: ties
+    assert got["F2.2"].status == C.EQUIVALENT      # FAdamET equal to the baselines: each interval inside ±1 pp
     got = {c.id: c for c in fig2.claims(_fig2_summary(-3.0), algs, s)}
     assert got["F2.1"].status == C.REFUTED
 
@@ -195,8 +195,9 @@ def _fig4_records(s, small_y: int, big_y: int, base: int):
 
 def test_fig4_rounds_grow_slowly_confirmed_and_mirrored_refuted():
     s = settings_of(fig4, "fadamgt_fig4")
-    got = {c.id: c for c in fig4.build(_fig4_records(s, small_y=21, big_y=20, base=60), s)["claims"]}
-    assert got["F4.1"].status == C.CONFIRMED                             # Y = S one round faster on every seed
+    s["rounds_margin"] = {r: 1 for r in s["rows"]}                      # δ = 1 round: the claims' logic, not δ
+    got = {c.id: c for c in fig4.build(_fig4_records(s, small_y=22, big_y=20, base=60), s)["claims"]}
+    assert got["F4.1"].status == C.CONFIRMED                             # Y = S two rounds faster on every seed
     assert got["F4.2"].status == C.CONFIRMED                             # ... yet Y = 1 sends less in total
     assert got["F4.3"].status == C.CONFIRMED and got["F4.4"].status == C.CONFIRMED
     got = {c.id: c for c in fig4.build(_fig4_records(s, small_y=40, big_y=20, base=30), s)["claims"]}
@@ -219,7 +220,7 @@ def _table2_records(s, gt: int, et: int, adam: int = 30):
 
 
 def test_table2_gt_faster_and_et_no_gain():
-    s = settings_of(table2, "fadamgt_table2")
+    s = settings_of(table2, "fadamgt_table2", "paper")          # the embedded profile runs no row (not testable)
     s["datasets"] = {r: {**e, "rounds": 60} for r, e in s["datasets"].items()}
     got = {c.id: c for c in table2.build(_table2_records(s, gt=15, et=30), s)["claims"]}
     assert got["T2.1"].status == C.CONFIRMED and got["T2.2"].status == C.CONFIRMED
@@ -231,37 +232,50 @@ def test_table2_gt_faster_and_et_no_gain():
 
 
 
-def test_table2_embedded_runs_three_rows_on_three_distinct_stand_ins_named_in_the_evidence_and_says_why_not_qqp():
+def test_table2_embedded_runs_nothing_and_both_claims_say_why_not_testable():
     s = settings_of(table2, "fadamgt_table2")
-    assert s["rows"] == ["20newsgroups", "sst2", "qnli"] and list(s["not_run"]) == ["qqp"]
-    assert "cannot learn" in s["not_run"]["qqp"] and "pydoc_qqp" in s["not_run"]["qqp"]
-    stand = {r: s["datasets"][r]["dataset"] for r in s["rows"]}
-    assert stand == {"20newsgroups": "pydoc_topics", "sst2": "pydoc_sst2", "qnli": "pydoc_qnli"}
-    got = {c.id: c for c in table2.build(_table2_records(s, gt=15, et=30), s)["claims"]}
-    for claim in got.values():
-        assert "(3 distinct dataset(s) of the paper's 4 run here: " in claim.text
-        assert claim.text.endswith("; QQP not run)")
-        compared = [e for e in claim.evidence if not e.startswith("target sensitivity")]
-        assert len(compared) == 3                                          # one comparison per row that ran
-        for row, data in stand.items():                                    # each names the data that ran, once
-            assert sum(f": {data} (tiny_gpt2_lora) Dir 0.1, target " in e for e in compared) == 1, (row, compared)
-    # a stand-in reused by a second row counts once
-    one = {**s, "rows": ["20newsgroups", "sst2"],
-           "datasets": {**s["datasets"], "sst2": {**s["datasets"]["sst2"], "dataset": "pydoc_topics"}}}
-    assert table2.datasets_text(one).startswith("1 distinct dataset(s) of the paper's 4 run here: ")
-    assert table2.datasets_text(one).endswith("; QQP, QNLI not run")
+    assert s["rows"] == [] and table2.configs(s) == []
+    assert list(s["not_run"]) == ["20newsgroups", "sst2", "qqp", "qnli"]
+    got = table2.build([], s)
+    assert [(c.id, c.status) for c in got["claims"]] == [("T2.1", C.NOT_TESTABLE), ("T2.2", C.NOT_TESTABLE)]
+    for claim in got["claims"]:
+        assert claim.reason == s["not_testable"] and "no pretrained model ships offline" in claim.reason
+    assert list(got["csv"]["reproduced"].unique()) == ["not run at this scale"]
+    paper = settings_of(table2, "fadamgt_table2", "paper")        # the paper profile keeps all four rows
+    assert paper["rows"] == ["20newsgroups", "sst2", "qqp", "qnli"] and len(table2.configs(paper)) == 48
+
+
+def test_table_c1_says_which_peft_rows_run_at_which_scale():
+    from fedlib.papers.fadamgt import table_c1
+
+    emb = table_c1.source_settings(settings_of(table_c1, "fadamgt_table_c1"))
+    text = table_c1.scales_text(emb)
+    assert text.startswith("**Rows run at each scale.** embedded: none (Table 2 is not testable at this scale: "
+                           "no pretrained model ships offline")
+    assert text.endswith("; paper: 20NewsGroups, SST-2, QQP, QNLI.")
+    paper = table_c1.source_settings(settings_of(table_c1, "fadamgt_table_c1", "paper"))
+    assert table_c1.scales_text(paper) == ("**Rows run at each scale.** paper: 20NewsGroups, SST-2, QQP, QNLI; "
+                                           "embedded: none (not testable at that scale).")
+
+
+def test_table2_empty_rows_need_a_reason():
+    from fedlib.reporting import schema
+
+    with pytest.raises(schema.SettingsError, match="not_testable"):
+        table2.PARAMS["rows"].check([], "rows", {"datasets": {}})
+
 
 # ---------------------------------------------------------------------------------------------- the no_gain rule
-@pytest.mark.parametrize("spread, verdict", [(2.3, C.CONFIRMED), (2.5, C.INCONCLUSIVE)])
-def test_no_gain_margin_is_ten_percent_of_the_other_mean(spread, verdict):
+@pytest.mark.parametrize("spread, outcome, verdict", [(2.3, "equivalent", C.CONFIRMED), (2.5, "tie", C.INCONCLUSIVE)])
+def test_no_gain_confirms_only_when_the_interval_excludes_a_saving_of_delta(spread, outcome, verdict):
     """B costs 30 on every seed; A differs by (−c, +c, −c, +c, 0): a tie whose 95 % interval reaches a saving of
-    t(0.975, 4)·c/√5 ≈ 1.24·c, inside the 3-round margin (10 % of 30) for c = 2.3 (2.86), outside for c = 2.5 (3.10)."""
+    t(0.975, 4)·c/√5 ≈ 1.24·c, inside a 3-round margin δ for c = 2.3 (2.86), outside for c = 2.5 (3.10)."""
     b = {s: 30.0 for s in SEEDS}
     a = {s: 30.0 + d for s, d in zip(SEEDS, (-spread, spread, -spread, spread, 0.0))}
-    cmp = C.paired(C.Side("A", "x", "rounds", a), C.Side("B", "x", "rounds", b), higher_is_better=False)
+    cmp = C.paired(C.Side("A", "x", "rounds", a), C.Side("B", "x", "rounds", b), higher_is_better=False, margin=3.0)
     assert -cmp.diff.lo == pytest.approx(1.2415 * spread, rel=1e-3)
     got = C.judge("X", "A brings no gain over B", "test", [cmp], aggregate="no_gain")
-    assert got.comparisons[0]["outcome"] == "tie" and got.status == verdict
+    assert got.comparisons[0]["outcome"] == outcome and got.status == verdict
 
 
 def test_no_gain_is_refuted_by_a_significant_gain_and_blocked_by_a_censored_reference():
@@ -298,7 +312,8 @@ def test_borrow_copies_only_well_formed_records_of_our_configurations(tmp_path):
 
 
 def test_figures_3_and_4_borrow_exactly_their_runs_shared_with_table_1():
-    """The α = 0.1 runs of Figure 3 and the baseline and Y = 2 runs of Figure 4 are Table 1's configurations."""
+    """The α = 0.1 runs of Figure 3 and the baseline and Y = 2 runs of Figure 4 are Table 1's configurations (all
+    the seeds the figures run; Table 1 also runs the regime check's IID runs, which no figure reads)."""
     from fedlib.experiments import fingerprint
 
     def fps(module, section):
@@ -307,5 +322,36 @@ def test_figures_3_and_4_borrow_exactly_their_runs_shared_with_table_1():
     t1 = set(fps(table1, "fadamgt_table1"))
     f3, f4 = fps(fig3, "fadamgt_fig3"), fps(fig4, "fadamgt_fig4")
     assert fig3.BORROWS == fig4.BORROWS == "table1"
-    assert sum(f in t1 for f in f3) == 3 * len(SEEDS)                       # α = 0.1 × 3 methods
-    assert sum(f in t1 for f in f4) == 2 * 3 * len(SEEDS)                   # 2 rows × (baseline + ET/GT at Y = 2)
+    n = len(settings_of(fig3, "fadamgt_fig3")["seeds"])
+    assert n == len(settings_of(fig4, "fadamgt_fig4")["seeds"]) == 20
+    assert sum(f in t1 for f in f3) == 3 * n                                # α = 0.1 × 3 methods
+    assert sum(f in t1 for f in f4) == 2 * 3 * n                            # 2 rows × (baseline + ET/GT at Y = 2)
+
+
+# ---------------------------------------------------------------------------------------------- the regime check
+def test_table1_iid_contrast_runs_and_the_regime_check():
+    s = settings_of(table1, "fadamgt_table1")
+    cfgs = table1.configs(s)
+    iid = [c for c in cfgs if c["partition"] == "iid"]
+    assert len(iid) == 2 * 2 * len(s["seeds"]) and {c["algorithm"] for c in iid} == {"fedavg", "localadam"}
+    assert all("alpha" not in c for c in iid) and len(cfgs) == len(iid) + 2 * 6 * len(s["seeds"])
+    s = {**s, "rows": ["cifar100"], "seeds": SEEDS}
+    e = s["datasets"]["cifar100"]
+
+    def recs(iid_reach, dir_reach):
+        out = []
+        for seed in SEEDS:
+            for alg in s["algorithms"]:
+                out.append(record(base_cfg(alg, seed, partition="dirichlet"), dir_reach + seed % 2, e["rounds"],
+                                  target=e["target_acc"]))
+            for alg in s["iid_contrast"]:
+                out.append(record({**base_cfg(alg, seed, partition="iid"), "alpha": None}, iid_reach + seed % 3,
+                                  e["rounds"], target=e["target_acc"]))
+        return out
+
+    got = {c.id: c for c in table1.build(recs(iid_reach=10, dir_reach=40), s)["claims"]}
+    check = got["T1.R"]
+    assert check.kind == "check" and check.status == C.CONFIRMED and len(check.comparisons) == 2
+    assert got["T1.1"].status == C.EQUIVALENT          # every method 40 rounds: the IID runs never enter a claim
+    assert {c.id: c for c in table1.build(recs(iid_reach=40, dir_reach=40), s)["claims"]}["T1.R"].status \
+        == C.EQUIVALENT                                                    # no heterogeneity penalty: no regime

@@ -46,7 +46,7 @@ def test_each_claim_compares_its_method_with_every_baseline_at_every_k():
         assert sides(got[cid]) == [(ours, b, f"digits (mlp) Dir 0.1, K = {k}", fig2.METRICS[col], True)
                                    for k in (1, 5) for b in METHODS[:4]], cid
         assert got[cid].comparisons[0]["text"].startswith("digits (mlp) Dir 0.1, K = 1: ")
-    assert all(e.startswith("tie: ") for e in got["F2.1"].evidence) and got["F2.1"].status == C.INCONCLUSIVE
+    assert all(e.startswith("equivalent: ") for e in got["F2.1"].evidence) and got["F2.1"].status == C.EQUIVALENT
 
 
 @pytest.mark.parametrize("cid, col, m", [("F2.1", "final", "FAdamGT"), ("F2.2", "final", "FAdamET"),
@@ -59,9 +59,9 @@ def test_higher_accuracy_confirms_and_mirrored_refutes(cid, col, m):
     down = run(**{col: {(k, m): low for k in (1, 5)}})
     assert down[cid].status == C.REFUTED
     other = "budget" if col == "final" else "final"
-    assert run(**{other: {(k, m): level + 10 for k in (1, 5)}})[cid].status == C.INCONCLUSIVE
+    assert run(**{other: {(k, m): level + 10 for k in (1, 5)}})[cid].status == C.EQUIVALENT
     one_k = run(**{col: {(5, m): level}})[cid]
-    assert [c["outcome"] for c in one_k.comparisons] == ["tie"] * 4 + ["better"] * 4
+    assert [c["outcome"] for c in one_k.comparisons] == ["equivalent"] * 4 + ["better"] * 4
 
 
 def test_text_source_and_quote():

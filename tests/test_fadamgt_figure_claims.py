@@ -77,15 +77,15 @@ def test_fig3_sides_directions_and_text():
                  f"every α ({WHERE3})", "§6.2", fig3.Q_COMM),
         "F3.5": ("Under the highest heterogeneity (α = 0.05) FAdamGT needs less communication per client than "
                  f"LocalAdam ({WHERE3})", "Figure 3 caption and §6.2", fig3.Q_COMM),
-        "F3.6": ("At α = 5 (the most iid) the rounds of FAdamET and LocalAdam are equivalent: neither needs more than "
-                 f"10% fewer rounds than the other ({WHERE3})", "§6.2", fig3.Q_NEGLIGIBLE),
+        "F3.6": ("At α = 5 (the most iid) the rounds of FAdamET and LocalAdam are equivalent: neither needs the "
+                 f"smallest effect of interest δ fewer than the other ({WHERE3})", "§6.2", fig3.Q_NEGLIGIBLE),
     }
     for cid, (text, source, quote) in texts.items():
         assert (got[cid].text, got[cid].source, got[cid].quote, got[cid].kind) == (text, source, quote,
                                                                                    "sentence"), cid
-    assert got["F3.6"].rule == ("equivalence: refuted when one method needs significantly fewer rounds; confirmed "
-                                "when neither does and each 95 % interval excludes a saving above 10% of the other's "
-                                "mean; else inconclusive")
+    assert got["F3.6"].rule == ("equivalence (two one-sided tests at the smallest effect of interest δ): refuted "
+                                "when one method needs at least δ fewer rounds (the lower end of its interval at δ or "
+                                "above); confirmed when both intervals exclude a saving of δ; else inconclusive")
     assert got["F3.1"].rule == C.RULE_TEXT
     assert got["F3.2"].comparisons[0]["text"].startswith("FAdamGT on digits (mlp): gap at α = 0.05 vs at α = 5: ")
     assert sides(claims3(offset=0.01)["F3.1"])[0][2] == at(0.05, 81)
@@ -99,7 +99,7 @@ def test_fig3_fewer_rounds_and_less_communication_are_better_and_mirrored_worse(
                   comm={(0.05, "fadamgt"): 120.0, **{(a, "fadamet"): 80.0 for a in ALPHAS}})
     assert [bad[c].status for c in ("F3.1", "F3.4", "F3.5")] == [C.REFUTED] * 3
     one = claims3(comm={(a, "fadamet"): 120.0 for a in ALPHAS[:2]})["F3.4"]          # not at every α
-    assert [c["outcome"] for c in one.comparisons] == ["better", "better", "tie"] and one.status == C.INCONCLUSIVE
+    assert [c["outcome"] for c in one.comparisons] == ["better", "better", "equivalent"] and one.status == C.REFUTED
 
 
 def test_fig3_a_gap_that_narrows_is_better_and_one_that_widens_worse():
@@ -107,7 +107,7 @@ def test_fig3_a_gap_that_narrows_is_better_and_one_that_widens_worse():
     assert narrows["F3.2"].status == C.CONFIRMED
     widens = claims3(rounds={(0.05, "fadamgt"): 47.0, (5.0, "fadamgt"): 30.0})
     assert widens["F3.2"].status == C.REFUTED
-    assert widens["F3.3"].comparisons[0]["outcome"] == "tie"                         # FAdamET's gap 0 at both
+    assert widens["F3.3"].comparisons[0]["outcome"] == "equivalent"                  # FAdamET's gap 0 at both
 
 
 def test_fig3_gap_leaves_out_seeds_where_a_run_missed_and_says_how_many():

@@ -102,7 +102,8 @@ def test_every_configuration_of_every_artefact_validates(art, profile):
     """Every block passes its artefact's schema and every configuration of both profiles resolves, offline."""
     settings = load_settings(art.section, profile, params_file=PARAMS, schema=art.module.PARAMS)
     configs = art.module.configs(settings)
-    assert configs or art.section == "fadamgt_table_c1"                 # Table C.1 tabulates settings, no runs
+    assert configs or art.section == "fadamgt_table_c1" or (             # Table C.1 tabulates settings, no runs
+        art.section == "fadamgt_table2" and profile == "embedded")        # Table 2: not testable at that scale
     for cfg in configs:
         RunConfig.from_dict(cfg).validate()
     fps = [RunConfig.from_dict(c).fingerprint() for c in configs]
@@ -115,8 +116,8 @@ def test_every_configuration_of_every_artefact_validates(art, profile):
 
 
 def test_embedded_grid_sizes_fit_the_budget():
-    budget = {"fadamgt_table1": 60, "fadamgt_fig2": 60, "fadamgt_fig3": 45, "fadamgt_fig4": 70,
-              "fadamgt_table2": 45, "fadamgt_table_c1": 0}                # Figures 3/4 read 15/30 of Table 1's
+    budget = {"fadamgt_table1": 320, "fadamgt_fig2": 108, "fadamgt_fig3": 180, "fadamgt_fig4": 280,
+              "fadamgt_table2": 0, "fadamgt_table_c1": 0}                 # Figures 3/4 read 60/120 of Table 1's
     sizes = {a.section: len(a.module.configs(load_settings(a.section, "embedded", params_file=PARAMS)))
              for a in A.artefacts("fadamgt") if a.section in budget}      # a new artefact is budgeted on its own
     assert sizes == budget

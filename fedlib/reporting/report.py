@@ -115,8 +115,10 @@ def artefact_meta(*, paper: str, artefact: str, title: str, paper_source: str, s
 
 def status_of(meta: Mapping[str, Any]) -> str:
     s = meta.get("claims_summary", {})
-    text = (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / "
-            f"{s.get('inconclusive', 0)} inconclusive")
+    text = f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / "
+    text += f"{s['equivalent']} equivalent / " if s.get("equivalent") else ""
+    text += f"{s.get('inconclusive', 0)} inconclusive"
+    text += f" / {s['underpowered']} underpowered" if s.get("underpowered") else ""
     text += f" / {s['not_testable']} not testable at this scale" if s.get("not_testable") else ""
     return text + (f"; {s['checks']} check(s) of the reproduction" if s.get("checks") else "")
 

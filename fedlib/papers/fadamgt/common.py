@@ -46,12 +46,29 @@ def _not_run_check(value, where, block):
         raise schema.SettingsError(f"{where}: row(s) {', '.join(both)} are both run (rows) and listed as not run")
 
 
+def _margins_check(value, where, block):
+    if not isinstance(value, Mapping) or not all(isinstance(v, (int, float)) and v > 0 for v in value.values()):
+        raise schema.SettingsError(f"{where}: must map rows to a positive number of rounds, got {value!r}")
+    unknown = sorted(set(value) - set(block.get("datasets") or {}))
+    if unknown:
+        raise schema.SettingsError(f"{where}: row(s) {', '.join(unknown)} are not in datasets")
+
+
+def rounds_margin(settings: Mapping[str, Any], row: str) -> float | None:
+    """The row's smallest effect of interest in rounds to target (None: the decision rule's default)."""
+    value = (settings.get("rounds_margin") or {}).get(row)
+    return None if value is None else float(value)
+
+
 #: the keys a cost-to-target block adds to schema.grid: the target sensitivity step and the paper rows not run
 TARGET_KEYS = {
     "target_step": schema.Key(schema.scalar(float), required=False,
                               doc="runs stop at target + target_step; verdicts are also computed at target ± "
                                   "target_step, read off the curves"),
     "not_run": schema.Key(_not_run_check, required=False, doc="{paper row: why it is not run at this profile}"),
+    "rounds_margin": schema.Key(_margins_check, required=False,
+                                doc="{row: smallest effect of interest in rounds to target} (the claims' designs, "
+                                    "docs/claims/fadamgt.md); a row without one takes the default margin"),
 }
 
 
@@ -143,12 +160,14 @@ def side(agg: pd.DataFrame, metric: str, method: str, setting: str, **keys) -> C
 
 
 def cost_paired(agg: pd.DataFrame, metric: str, a: tuple[str, dict], b: tuple[str, dict], setting: str,
-                label: str | None = None, setting_b: str | None = None) -> C.Comparison:
-    """`a` costs less than `b` (paired by seed, lower is better); a and b are (method label, aggregated-row keys)."""
+                label: str | None = None, setting_b: str | None = None, margin: float | None = None
+                ) -> C.Comparison:
+    """`a` costs less than `b` (paired by seed, lower is better); a and b are (method label, aggregated-row keys);
+    `margin` in the metric's units (None: the decision rule's default for the metric)."""
     sa, sb = side(agg, metric, a[0], setting, **a[1]), side(agg, metric, b[0], setting_b or setting, **b[1])
     if sa is None or sb is None:
         return C.Comparison("unknown", f"{label or setting}: missing runs")
-    return C.paired(sa, sb, higher_is_better=False, label=label or setting, fmt="{:.1f}")
+    return C.paired(sa, sb, higher_is_better=False, label=label or setting, fmt="{:.1f}", margin=margin)
 
 
 def with_sensitivity(claims: list[C.Claim], at: Callable[[float], list[C.Claim]], dx: float) -> list[C.Claim]:

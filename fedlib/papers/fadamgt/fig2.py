@@ -26,6 +26,7 @@ from fedlib.papers.fadamgt.common import (
     short_stand_ins,
     stand_ins,
 )
+from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
 from fedlib.reporting import figures as F
@@ -163,7 +164,7 @@ def claims(summary: pd.DataFrame, algs: Sequence[str], settings: Mapping[str, An
         ks = sorted(int(k) for k in summary["local_steps"].unique())
         out.append(C.judge(cid, f"{NAMES[ours]} reaches higher accuracy than every baseline for {what}, at every K "
                                 f"(K ∈ {ks} on {run_label(settings, row)})", source, comps, kind="sentence",
-                           quote=quote, notes=notes))
+                           quote=quote, notes=notes, design=design_of(cid, settings)))
     return out
 
 

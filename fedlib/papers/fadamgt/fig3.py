@@ -21,6 +21,7 @@ from fedlib.papers.fadamgt.common import (
     cost_runs,
     header,
     level,
+    rounds_margin,
     run_label,
     setting_label,
     settings_lines,
@@ -31,6 +32,7 @@ from fedlib.papers.fadamgt.common import (
     stop_entry,
     with_sensitivity,
 )
+from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
@@ -91,7 +93,7 @@ def gap_side(agg: pd.DataFrame, alpha: float, ours: str, setting: str) -> tuple[
 
 
 def narrowing(agg: pd.DataFrame, alphas: Sequence[float], ours: str, settings: Mapping[str, Any],
-              lv: float) -> tuple[C.Comparison, str]:
+              lv: float, margin: float | None = None) -> tuple[C.Comparison, str]:
     """The gap LocalAdam − ours at the smallest α is larger than at the largest α (paired by seed)."""
     row = settings["rows"][0]
     lo, hi = alphas[0], alphas[-1]
@@ -100,7 +102,7 @@ def narrowing(agg: pd.DataFrame, alphas: Sequence[float], ours: str, settings: M
     seeds = set(s_lo.values) & set(s_hi.values)
     s_lo.values = {s: v for s, v in s_lo.values.items() if s in seeds}
     s_hi.values = {s: v for s, v in s_hi.values.items() if s in seeds}
-    cmp = C.paired(s_lo, s_hi, higher_is_better=True, fmt="{:.1f}",
+    cmp = C.paired(s_lo, s_hi, higher_is_better=True, fmt="{:.1f}", margin=margin,
                    label=f"{NAMES[ours]} on {run_label(settings, row)}: gap at α = {lo:g} vs at α = {hi:g}")
     n_all = len(lookup(agg, alpha=lo, algorithm=ours)["rounds_by_seed"]) if lookup(agg, alpha=lo, algorithm=ours) \
         is not None else 0
@@ -120,40 +122,41 @@ def claims(agg: pd.DataFrame, alphas: Sequence[float], algs: Sequence[str], sett
     if "localadam" not in algs or not ours:
         return out
     where = f"{run_label(settings, row)}, α ∈ {[float(a) for a in alphas]}"
+    dr = rounds_margin(settings, row)
     out.append(C.judge("F3.1", f"Under the highest heterogeneity (α = {lo:g}) FAdamET and FAdamGT need fewer "
                                f"rounds than LocalAdam ({where})", "§6.2",
                        [cost_paired(agg, "rounds", (NAMES[m], {"alpha": lo, "algorithm": m}),
-                                    ("LocalAdam", {"alpha": lo, "algorithm": "localadam"}), at(lo)) for m in ours],
-                       quote=Q_IMPROVE))
+                                    ("LocalAdam", {"alpha": lo, "algorithm": "localadam"}), at(lo), margin=dr)
+                        for m in ours], quote=Q_IMPROVE, design=design_of("F3.1", settings)))
     for cid, m, quote in (("F3.2", "fadamgt", Q_NEGLIGIBLE), ("F3.3", "fadamet", Q_PRONOUNCED)):
         if m in algs:
-            cmp, note = narrowing(agg, alphas, m, settings, lv)
+            cmp, note = narrowing(agg, alphas, m, settings, lv, dr)
             out.append(C.judge(cid, f"The rounds gap LocalAdam − {NAMES[m]} is larger at α = {lo:g} than at "
                                     f"α = {hi:g} (it narrows as the data get more iid; {where})", "§6.2", [cmp],
-                               quote=quote, notes=[note]))
+                               quote=quote, notes=[note], design=design_of(cid, settings)))
     if "fadamet" in algs:
+        eq = "the smallest effect of interest δ" if dr is None else f"δ = {dr:g} rounds"
         out.append(C.judge("F3.6", f"At α = {hi:g} (the most iid) the rounds of FAdamET and LocalAdam are "
-                                   f"equivalent: neither needs more than {100 * C.NO_GAIN_MARGIN:.0f}% fewer rounds "
-                                   f"than the other ({where})", "§6.2",
+                                   f"equivalent: neither needs {eq} fewer than the other ({where})", "§6.2",
                            [cost_paired(agg, "rounds", ("FAdamET", {"alpha": hi, "algorithm": "fadamet"}),
-                                        ("LocalAdam", {"alpha": hi, "algorithm": "localadam"}), at(hi)),
+                                        ("LocalAdam", {"alpha": hi, "algorithm": "localadam"}), at(hi), margin=dr),
                             cost_paired(agg, "rounds", ("LocalAdam", {"alpha": hi, "algorithm": "localadam"}),
-                                        ("FAdamET", {"alpha": hi, "algorithm": "fadamet"}), at(hi))],
-                           quote=Q_NEGLIGIBLE, aggregate="no_gain",
-                           rule=f"equivalence: refuted when one method needs significantly fewer rounds; confirmed "
-                                f"when neither does and each 95 % interval excludes a saving above "
-                                f"{100 * C.NO_GAIN_MARGIN:.0f}% of the other's mean; else inconclusive"))
+                                        ("FAdamET", {"alpha": hi, "algorithm": "fadamet"}), at(hi), margin=dr)],
+                           quote=Q_NEGLIGIBLE, aggregate="no_gain", design=design_of("F3.6", settings),
+                           rule=f"equivalence (two one-sided tests at {eq}): refuted when one method needs at least "
+                                "δ fewer rounds (the lower end of its interval at δ or above); confirmed when both "
+                                "intervals exclude a saving of δ; else inconclusive"))
         out.append(C.judge("F3.4", f"FAdamET cannot match LocalAdam on communication: LocalAdam needs less "
                                    f"communication per client at every α ({where})", "§6.2",
                            [cost_paired(agg, "comm", ("LocalAdam", {"alpha": a, "algorithm": "localadam"}),
                                         ("FAdamET", {"alpha": a, "algorithm": "fadamet"}), at(a)) for a in alphas],
-                           quote=Q_COMM))
+                           quote=Q_COMM, design=design_of("F3.4", settings)))
     if "fadamgt" in algs:
         out.append(C.judge("F3.5", f"Under the highest heterogeneity (α = {lo:g}) FAdamGT needs less communication "
                                    f"per client than LocalAdam ({where})", "Figure 3 caption and §6.2",
                            [cost_paired(agg, "comm", ("FAdamGT", {"alpha": lo, "algorithm": "fadamgt"}),
                                         ("LocalAdam", {"alpha": lo, "algorithm": "localadam"}), at(lo))],
-                           quote=Q_COMM))
+                           quote=Q_COMM, design=design_of("F3.5", settings)))
     return sorted(out, key=lambda c: c.id)
 
 

@@ -23,6 +23,7 @@ from fedlib.papers.fadamgt.common import (
     cost_runs,
     header,
     level,
+    rounds_margin,
     run_label,
     setting_label,
     settings_lines,
@@ -33,6 +34,7 @@ from fedlib.papers.fadamgt.common import (
     stop_entry,
     with_sensitivity,
 )
+from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
@@ -107,15 +109,16 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str], 
             "F4.1", f"Rounds to target increase as Y decreases: Y = {y1} needs fewer rounds than Y = {y0}, for "
                     f"FAdamET and FAdamGT ({where})", "§6.2",
             [cost_paired(agg, "rounds", key(r, y1, a), key(r, y0, a), at(r, Y=y1), setting_b=at(r, Y=y0),
-                         label=f"{run_label(settings, r)} {NAMES[a]} Y = {y1} vs Y = {y0}")
-             for r in rows for a in ours], quote=Q_SLOWLY))
+                         label=f"{run_label(settings, r)} {NAMES[a]} Y = {y1} vs Y = {y0}",
+                         margin=rounds_margin(settings, r))
+             for r in rows for a in ours], quote=Q_SLOWLY, design=design_of("F4.1", settings)))
         out.append(C.judge(
             "F4.2", f"The increase is slow: with Y = {y0} each method needs less communication per client to the "
                     f"target than with Y = {y1} (its rounds grow by less than the per-round saving 3 + Y/S) "
                     f"({where})", "§6.2",
             [cost_paired(agg, "comm", key(r, y0, a), key(r, y1, a), at(r, Y=y0), setting_b=at(r, Y=y1),
                          label=f"{run_label(settings, r)} {NAMES[a]} Y = {y0} vs Y = {y1}")
-             for r in rows for a in ours], quote=Q_SAVES))
+             for r in rows for a in ours], quote=Q_SAVES, design=design_of("F4.2", settings)))
     if base:
         for cid, metric, who, text, quote in (
                 ("F4.3", "rounds", ours, "FAdamET and FAdamGT need fewer rounds than the baseline (LocalAdam) at "
@@ -124,10 +127,12 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str], 
                                                                       "than the baseline (LocalAdam) at every Y",
                  Q_CAPTION_COMM)):
             comps = [cost_paired(agg, metric, key(r, y, a), (NAMES[base], {"row": r, "algorithm": base}),
-                                 at(r, Y=y), setting_b=at(r), label=f"{run_label(settings, r)} {NAMES[a]} Y = {y}")
+                                 at(r, Y=y), setting_b=at(r), label=f"{run_label(settings, r)} {NAMES[a]} Y = {y}",
+                                 margin=rounds_margin(settings, r) if metric == "rounds" else None)
                      for r in rows for a in who for y in ys]
             if comps:
-                out.append(C.judge(cid, f"{text} ({where})", "Figure 4 caption", comps, quote=quote))
+                out.append(C.judge(cid, f"{text} ({where})", "Figure 4 caption", comps, quote=quote,
+                                   design=design_of(cid, settings)))
     return out
 
 

@@ -41,8 +41,22 @@ TITLE = "Table 2 — FedIT (GPT-2 + LoRA): rounds to target accuracy"
 SOURCE = "Table 2 (§6.3) with Table C.1"
 DESC = "FAdamGT paper, Table 2: FedIT (GPT-2 + LoRA) rounds to target, FedIT-Adam/AdamET/AdamGT x seeds"
 NAMES = P.FEDIT_NAMES
+
+
+def _rows_or_none(value, where, block):
+    """`rows` may be empty here (a profile at which no PEFT row can be tested); otherwise as schema.rows."""
+    if value != []:
+        schema.rows()(value, where, block)
+    elif not block.get("not_testable"):
+        raise schema.SettingsError(f"{where}: an empty rows list needs not_testable (why no row runs)")
+
+
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds", "lr", "server_lr")),
-          **TARGET_KEYS}
+          **TARGET_KEYS,
+          "rows": schema.Key(_rows_or_none, doc="which datasets entries to run, in report order; [] with "
+                                                "not_testable"),
+          "not_testable": schema.Key(schema.scalar(str), required=False,
+                                     doc="why this profile cannot test the table's claims (then rows: [])")}
 
 Q_GT = "GT improves the performance of Adam optimizer and results in faster convergence."
 Q_ET = "Though incorporating ET doesn’t bring visible improvement"
@@ -60,6 +74,8 @@ def configs(settings: Mapping[str, Any]) -> list[dict]:
 
 
 def costs(records: Sequence[dict], settings: Mapping[str, Any], offset: float = 0.0) -> pd.DataFrame:
+    if not records:                         # a profile that runs no row (not testable at its scale)
+        return pd.DataFrame()
     return aggregate_costs(cost_runs(records, settings, offset), ["row", "algorithm"])
 
 
@@ -106,6 +122,14 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str], 
     key = lambda r, a: (NAMES[a], {"row": r, "algorithm": a})  # noqa: E731
     at = lambda r: setting_label(settings, r, level(settings, r, offset))  # noqa: E731
     out = []
+    if not rows:                             # nothing runs at this profile: every claim says why
+        why = settings.get("not_testable", "no row runs at this profile")
+        return [C.not_testable(C.judge(cid, text, "Table 2 caption" + ("; §6.3" if cid == "T2.1" else ""), [],
+                                       quote=quote), why)
+                for cid, text, quote in (("T2.1", "FedIT-AdamGT needs fewer rounds than FedIT-Adam on every "
+                                                  "dataset", Q_GT),
+                                         ("T2.2", "Incorporating ET brings no visible improvement over FedIT-Adam",
+                                          Q_ET))]
     if {"fadamgt", "localadam"} <= set(algs):
         out.append(C.judge("T2.1", f"FedIT-AdamGT needs fewer rounds than FedIT-Adam on every dataset ({where})",
                            "Table 2 caption; §6.3",
@@ -160,6 +184,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += ("\n### Settings: paper and here\n\n"
              + settings_table(settings, P.paper_settings("table2"), settings["rows"], paper_names=P.PEFT_DATASETS,
                               names=NAMES, skip=("FedLADA α",), here={"η_g": "per row (below)"}) + "\n\n")
+    if not settings["rows"]:
+        text += f"**Not testable at this scale; no run.** {settings.get('not_testable', '')}\n\n"
     text += markdown_rows(result["csv"], result["algorithms"]) + "\n\n"
     dx = step(settings)
     text += ("Cells: mean ± sample std (ddof = 1) over seeds of the first round whose global test accuracy reaches "

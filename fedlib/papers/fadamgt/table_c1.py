@@ -108,6 +108,23 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
             "gpt2_small_share": small["lora"] / small["frozen"]}
 
 
+def scales_text(settings: Mapping[str, Any]) -> str:
+    """Which PEFT rows run at which profile: this block's rows, and the other profile's (read from params, no run)."""
+    from fedlib.papers.fadamgt import table2
+    from fedlib.reporting.profiles import load_settings
+
+    names = lambda rows: ", ".join(P.PEFT_DATASETS.get(r, r) for r in rows) or "none"  # noqa: E731
+    other = "paper" if settings["profile"] != "paper" else "embedded"
+    there = load_settings("fadamgt_table2", other, schema=table2.PARAMS)
+    text = f"**Rows run at each scale.** {settings['profile']}: {names(settings['rows'])}"
+    if not settings["rows"] and settings.get("not_testable"):
+        text += f" (Table 2 is not testable at this scale: {settings['not_testable']})"
+    text += f"; {other}: {names(there['rows'])}"
+    if not there["rows"] and there.get("not_testable"):
+        text += " (not testable at that scale)"
+    return text + "."
+
+
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     settings = result["settings"]
     stand = stand_ins(settings, settings["rows"], P.PEFT_DATASETS)
@@ -117,6 +134,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += ("\n### Settings: paper and here\n\n"
              + settings_table(settings, P.paper_settings("table_c1"), settings["rows"], paper_names=P.PEFT_DATASETS,
                               names=P.FEDIT_NAMES, skip=("FedLADA α",), here={"η_g": "per row (below)"}) + "\n\n")
+    text += scales_text(settings) + "\n\n"
     text += ("### Learning rates and targets: paper beside used (every paper row)\n\n" + markdown_table(result["csv"])
              + "\n\n")
     text += ("### Model, LoRA and optimiser settings used (the paper states none of the model settings, spec A16)"
