@@ -12,7 +12,7 @@ shape. The generic keys:
     rows        [row, ...]                   which entries of `datasets` to run, in report order
     datasets    {row: {RunConfig field: v}}  what runs for each paper dataset (dataset, model, target_acc, rounds, ...)
     algorithms  [algorithm, ...]             registered algorithm names (optionally restricted to the paper's)
-    seeds       [int, ...]
+    seeds       [int, ...]                   distinct
     lr          {algorithm: η_l or null}     optional; null = the algorithm's default
     run         {RunConfig field: v}         shared by every run of the artefact: RunConfig fields only, never one
                                              algorithm's own hyperparameter
@@ -94,6 +94,19 @@ def numbers() -> Check:
 
 def integers() -> Check:
     return listed(scalar(int))
+
+
+def seeds() -> Check:
+    """A non-empty list of distinct integers: a repeated seed would be one run counted twice (its fingerprint is the
+    same), reported as n seeds with a spread it does not have."""
+    ints = integers()
+
+    def check(value, where, block):
+        ints(value, where, block)
+        repeated = sorted({v for v in value if value.count(v) > 1})
+        if repeated:
+            _fail(where, f"{value!r} repeats seed(s) {', '.join(map(str, repeated))}; allowed: distinct integers")
+    return check
 
 
 def one_of(allowed: Sequence[str]) -> Check:
@@ -206,7 +219,7 @@ def grid(algorithms: Sequence[str] | None = None, entry_keys: Sequence[str] = ("
         "rows": Key(rows(), doc="which datasets entries to run, in report order"),
         "datasets": Key(datasets(entry_keys), doc="{row: {dataset, model, target_acc, rounds, ...}}"),
         "algorithms": Key(listed(algorithm(algorithms)), doc="algorithm names"),
-        "seeds": Key(integers(), doc="seeds of every configuration"),
+        "seeds": Key(seeds(), doc="seeds of every configuration (distinct)"),
         "lr": Key(per_algorithm(learning_rate, algorithms), required=False, doc="{algorithm: η_l}"),
         "run": Key(run_fields(), doc="RunConfig fields shared by every run"),
         "hparams": Key(per_algorithm(hparams_of, algorithms), required=False,
