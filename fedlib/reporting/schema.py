@@ -30,7 +30,11 @@ from fedlib.hparams import build, fields_of
 
 
 class SettingsError(ValueError):
-    """A params.yaml block or override that does not match the artefact's schema."""
+    """A params.yaml block or override that does not match the artefact's schema. One line: a control character of
+    a key or value (a newline in a YAML key) is shown escaped."""
+
+    def __init__(self, message: str):
+        super().__init__("".join(c if c.isprintable() else repr(c)[1:-1] for c in str(message)))
 
 
 Check = Callable[[Any, str, Mapping[str, Any]], None]     # check(value, where, block) raises SettingsError
@@ -204,7 +208,9 @@ def rows() -> Check:
     """Keys of the block's `datasets`, in report order, no repeats."""
     def check(value, where, block):
         listed(scalar(str))(value, where, block)
-        known = list(block.get("datasets") or {})
+        if not isinstance(block.get("datasets"), Mapping):
+            return                                    # `datasets` refuses itself
+        known = [str(k) for k in block["datasets"]]
         for r in value:
             if r not in known:
                 _fail(where, f"row {r!r} is not in datasets; datasets: {', '.join(known)}")
