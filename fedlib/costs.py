@@ -139,5 +139,5 @@ def measured_memory(cfg: RunConfig) -> tuple[float | None, float | None]:
     return None, None
 
 
-__all__ = ["COSTS_FILE", "FIELDS", "MAX_TABLE_BYTES", "PARTITION_ONLY", "PER_RUN_ONLY", "cost_id", "cost_key", "measured_memory", "read_table",
-           "write_table"]
+__all__ = ["COSTS_FILE", "FIELDS", "MAX_TABLE_BYTES", "PARTITION_ONLY", "PER_RUN_ONLY", "cost_id", "cost_key",
+           "measured_memory", "read_table", "write_table"]
