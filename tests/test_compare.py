@@ -112,6 +112,7 @@ def test_numbers_beyond_decimal_range_differ_without_a_traceback():
     assert compare.compare_text("x 1.5e99999999999999999999", "x 1.5e99999999999999999998", 1).startswith("number")
 
 
+@pytest.mark.slow
 def test_the_module_exits_with_the_refusal_code(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "fedlib.reporting.compare", str(tmp_path / "x"), str(tmp_path)],
                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})

@@ -263,6 +263,7 @@ def test_the_pool_survives_one_dead_worker(tmp_path):
     assert len(named) == 1 and "exited with code 7" in named[0] and "retried once" in named[0], done.stderr
 
 
+@pytest.mark.slow
 def test_a_fork_server_that_dies_is_one_line_of_runs_failed(tmp_path, monkeypatch):
     """A fork server SIGKILLed as it starts (the pool's connection to it ends: EOFError), and again for the retry:
     run_many ends in RunsFailed, one line naming the cause, not a bare EOFError from multiprocessing."""
