@@ -17,7 +17,7 @@
 
 Any failure removes the staging folder and raises `ReportWriteFailed`, one line naming the file and the cause; the
 files already in `out_dir` are left byte for byte. Staging folders of killed writers (their pid is gone) are
-removed, or finished if they carry `COMMIT`, by the next call on the same `out_dir`.
+removed, or finished if they carry a whole `COMMIT` of their own files, by the next call on the same `out_dir`.
 """
 from __future__ import annotations
 
