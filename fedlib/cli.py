@@ -173,8 +173,29 @@ def cmd_partitioners(args) -> int:
     return 0
 
 
+PLOT_FORMATS = ("png", "svg", "pdf")
+
+
+def _plot_path(text: str | None) -> Path | None:
+    """The `partition --plot` file, checked before any compute: a path ending in a PLOT_FORMATS suffix that is not
+    an existing directory, device or other non-regular file."""
+    if text is None:
+        return None
+    allowed = f"allowed: a file path ending in {', '.join('.' + f for f in PLOT_FORMATS)}"
+    path = Path(text)
+    if not text.strip():
+        raise Refused(f"--plot: the path is empty; {allowed}")
+    if path.exists() and not path.is_file():
+        raise Refused(f"--plot {text}: exists and is not a regular file; {allowed}")
+    if path.suffix.lower()[1:] not in PLOT_FORMATS:
+        raise Refused(f"--plot {text}: " + (f"{path.suffix} is not a known image format" if path.suffix
+                                            else "names no image format (no suffix)") + f"; {allowed}")
+    return path
+
+
 def cmd_partition(args) -> int:
     """Print (and optionally plot) the per-client sizes and class histogram of a configuration's partition."""
+    plot = _plot_path(args.plot)
     cfg = load_config(args.config, args.overrides)
     data = load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed)
     parts = partition_for(cfg, data)
@@ -182,9 +203,12 @@ def cmd_partition(args) -> int:
     print(format_partition_report(df))
     if data.task == "classification":
         print(f"label skew: {label_skew(parts, data.y_train.numpy(), data.num_classes):.4f}")
-    if args.plot:
-        plot_partition(df, Path(args.plot))
-        print(f"plot written to {args.plot}")
+    if plot is not None:
+        try:
+            plot_partition(df, plot)
+        except OSError as exc:
+            raise WriteFailed(f"plot {plot} not written ({exc.strerror or exc}); nothing was left there") from None
+        print(f"plot written to {plot}")
     return 0
 
 

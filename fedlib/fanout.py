@@ -17,8 +17,12 @@ import contextlib
 import math
 import multiprocessing as mp
 import os
+import signal
+import sys
 from collections.abc import Iterator, Mapping
+from concurrent.futures.process import BrokenProcessPool
 
+from fedlib import lifeline
 from fedlib.cpu_path import ENV_SWITCH, PATHS, PORTABLE_ENV, pinned_here, user_settings
 from fedlib.errors import ConfigError
 from fedlib.provenance import source_hash
@@ -85,20 +89,42 @@ def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None
     (`lockstep.groups`: small stacked models on the CPU), but for the last 4 x `workers` runs, which go singly so that
     the pool's tail is short; every other run is a task of its own.
     `path`: the CPU math path the workers take (fedlib/cpu_path.py); a spawned worker imports fedlib before torch,
-    so it can take either path whatever this process runs."""
+    so it can take either path whatever this process runs.
+    A worker that dies (or a fork server that dies while starting one) breaks the pool: the runs it lost (those not
+    finished) are retried once in a fresh pool, with one line on stderr naming the dead worker; runs that finished
+    are never run again. Runs lost a second time fail with that cause. Workers and their fork server exit when this
+    process dies (fedlib/lifeline.py)."""
     from fedlib.engine.lockstep import groups
 
-    ctx = _context(path)
-    tasks = groups(jobs, singles_at_end=4 * workers)
-    pool_args = {"max_workers": min(workers, len(tasks)), "mp_context": ctx, "initializer": set_threads,
+    lost, why = yield from _pool(groups(jobs, singles_at_end=4 * workers), jobs, workers, path)
+    if lost:
+        print(f"fedlib: the process pool broke ({why}); its {sum(map(len, lost))} unfinished run(s) are retried once "
+              "in a fresh pool", file=sys.stderr, flush=True)
+        lost, why = yield from _pool(lost, jobs, workers, path)
+        for fps in lost:
+            yield from ((fp, RuntimeError(f"lost twice with a broken process pool ({why})")) for fp in fps)
+
+
+def _pool(tasks: list[list[str]], jobs: Mapping[str, dict], workers: int, path: str | None):
+    """Run `tasks` in one pool, yielding outcomes; returns (the tasks lost when the pool broke, why it broke)."""
+    pool_args = {"max_workers": min(workers, len(tasks)), "mp_context": _context(path), "initializer": _worker_start,
                  "initargs": (1,)}
+    futures, lost, why, procs = {}, [], None, {}
     with _child_cpu_path(path), cf.ProcessPoolExecutor(**pool_args) as pool:
-        futures = {(pool.submit(execute, jobs[fps[0]]) if len(fps) == 1
-                    else pool.submit(execute_group, [jobs[fp] for fp in fps])): fps for fps in tasks}
+        try:
+            for fps in tasks:
+                futures[pool.submit(execute, jobs[fps[0]]) if len(fps) == 1
+                        else pool.submit(execute_group, [jobs[fp] for fp in fps])] = fps
+        except (BrokenProcessPool, EOFError, OSError) as exc:     # a worker or the fork server died while starting
+            why = f"{type(exc).__name__}: {' '.join(str(exc).split()) or 'the fork server died'}"
+            lost = tasks[len(futures):]
+        procs = dict(getattr(pool, "_processes", None) or {})     # pid -> Process: to name a dead one
         try:
             for fut in cf.as_completed(futures):
                 fps, exc = futures[fut], fut.exception()
-                if exc is not None:
+                if isinstance(exc, BrokenProcessPool):
+                    lost.append(fps)
+                elif exc is not None:
                     yield from ((fp, exc) for fp in fps)
                 elif len(fps) == 1:
                     yield fps[0], fut.result()
@@ -107,10 +133,26 @@ def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None
         finally:
             for fut in futures:
                 fut.cancel()
+    return lost, why or _dead(procs)
+
+
+def _dead(procs: Mapping[int, object]) -> str:
+    """Which workers died by themselves (the pool SIGTERMs the others once one is dead)."""
+    dead = [f"worker pid {pid} " + (f"killed by {signal.Signals(-p.exitcode).name}" if p.exitcode < 0
+                                    else f"exited with code {p.exitcode}")
+            for pid, p in procs.items() if p.exitcode not in (None, 0, -signal.SIGTERM)]
+    return ", ".join(dead) or "a worker died"
+
+
+def _worker_start(threads: int | None) -> None:
+    """A pool worker's initializer: exit with its parent (the fork server, or this process), one torch thread."""
+    lifeline.die_with_parent()
+    set_threads(threads)
 
 
 # The engine's modules, imported once by the fork server: its workers start with torch and fedlib loaded.
-PRELOAD = ["fedlib.fanout", "fedlib.engine", "fedlib.engine.lockstep"]
+# fedlib.lifeline_server first: the server exits when the process that started it dies.
+PRELOAD = ["fedlib.lifeline_server", "fedlib.fanout", "fedlib.engine", "fedlib.engine.lockstep"]
 
 
 def _context(path: str | None):

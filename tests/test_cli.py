@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from fedlib import cli
 from fedlib.cli import main
 
 FAST = ["dataset=digits", "n_clients=6", "clients_per_round=3", "rounds=3", "local_steps=2", "batch_size=16",
@@ -93,3 +94,47 @@ def test_partition_report_and_plot(tmp_path, capsys):
     skew = float(next(ln for ln in lines if ln.startswith("label skew:")).split(":")[1])
     assert 0.3 < skew < 0.9                      # α = 0.1 over 5 clients is strongly skewed
     assert png.exists() and png.stat().st_size > 1000
+
+
+PARTITION = ["partition", "dataset=digits", "partition=iid", "n_clients=3", "clients_per_round=3"]
+
+
+@pytest.mark.parametrize("plot, why", [
+    ("", "--plot: the path is empty"),                                   # wrote nothing and said nothing
+    ("part.xyz", "--plot part.xyz: .xyz is not a known image format"),   # a matplotlib traceback
+    ("part", "--plot part: names no image format (no suffix)"),          # wrote part.png, said "part"
+    ("/dev/full", "--plot /dev/full: exists and is not a regular file"),  # said "plot written", exit 0
+    (".", "--plot .: exists and is not a regular file"),
+])
+def test_a_bad_plot_path_is_refused_before_any_compute(tmp_path, capsys, monkeypatch, plot, why):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "load_dataset", lambda *a, **k: pytest.fail("computed before refusing --plot"))
+    assert main([*PARTITION, "--plot", plot]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines() == [err.strip()] and why in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_plot_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from fedlib import jsonio
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(jsonio.os, "fsync", full)
+    png = tmp_path / "part.png"
+    assert main([*PARTITION, "--plot", str(png)]) == 1
+    out, err = capsys.readouterr()
+    assert "plot written" not in out and err.strip().splitlines() == [err.strip()]
+    assert f"plot {png} not written (No space left on device)" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("suffix", ["svg", "PDF"])
+def test_a_plot_is_written_in_the_format_its_suffix_names(tmp_path, capsys, suffix):
+    path = tmp_path / f"part.{suffix}"
+    assert main([*PARTITION, "--plot", str(path)]) == 0
+    head = path.read_bytes()[:200]
+    assert (b"<svg" in head) if suffix == "svg" else head.startswith(b"%PDF")
+    assert f"plot written to {path}" in capsys.readouterr().out

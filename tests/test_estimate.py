@@ -2,6 +2,8 @@
 estimate that matches a real run of a tiny stage."""
 from __future__ import annotations
 
+import json
+import os
 import time
 
 import pytest
@@ -10,7 +12,7 @@ import torch
 from fedlib import costs, experiments
 from fedlib import estimate as E
 from fedlib.cli import main
-from fedlib.config import RunConfig
+from fedlib.config import ConfigError, RunConfig
 from fedlib.estimate import command, report, run_costs, scaled
 
 TINY = {"dataset": "digits", "model": "cnn", "n_clients": 10, "clients_per_round": 4, "local_steps": 3,
@@ -114,8 +116,8 @@ def test_the_cost_table_is_used_instead_of_timing(tmp_path, monkeypatch):
 
 def test_measured_gpu_memory_sizes_the_ray_share(tmp_path, monkeypatch):
     cfg = experiments.resolve_config({**TINY, "algorithm": "fedavg"})
-    entry = {"cost_id": E.cost_id(cfg), "device": "cuda/NVIDIA H100 80GB HBM3", "peak_mem_bytes": 9 * 2**30,
-             "device_mem_bytes": 80 * 2**30}
+    entry = {**ENTRY, "cost_id": E.cost_id(cfg), "device": "cuda/NVIDIA H100 80GB HBM3",
+             "peak_mem_bytes": 9 * 2**30, "device_mem_bytes": 80 * 2**30}
     E.write_table({(entry["cost_id"], entry["device"]): entry}, tmp_path / "costs.json")
     monkeypatch.setattr(costs, "COSTS_FILE", tmp_path / "costs.json")     # the table measured_memory reads
     assert E.measured_memory(cfg) == (9 * 2**30, 80 * 2**30)
@@ -367,3 +369,74 @@ def test_scaled_down_rounds_on_data_of_the_same_shape_are_the_same_work():
     other = sim("svhn", 10)
     other.cfg = other.cfg.replace(batch_size=32)
     assert E.probe_key(other) != E.probe_key(sim("svhn", 10))
+
+
+# ---------------------------------------------------------------------------------------------- the --costs reader
+ENTRY = {"cost_id": "0123456789abcdef", "device": "cpu/1t", "setup_s": 0.02, "round_s": 5.25, "eval_s": 1.9,
+         "client_grads_per_round": 800.0, "flops_per_client_grad": 6.6e7, "eval_flops_per_image": 4.6e6,
+         "n_test": 10000, "timed_as": "as configured", "stand_in": None, "threads": 1, "cpu_path": "native",
+         "scaled_round": {"key": "ab", "seconds": [0.1, 0.2], "client_grads": 4}}
+
+
+def _table(tmp_path, text: str):
+    path = tmp_path / "costs.json"
+    path.write_text(text)
+    return path
+
+
+def test_a_well_formed_entry_is_read_back(tmp_path):
+    path = _table(tmp_path, json.dumps({"entries": [ENTRY]}))
+    assert E.read_table(path) == {("0123456789abcdef", "cpu/1t"): ENTRY}
+
+
+@pytest.mark.parametrize("field, value, why", [
+    ("round_s", -5.0, "round_s = -5.0; allowed: a finite number >= 0"),       # printed a cost of -1.33 h
+    ("round_s", float("nan"), "round_s = NaN"),                                 # printed "nan"
+    ("eval_s", float("inf"), "eval_s = Infinity"),
+    ("round_s", "5", 'round_s = "5"'),
+    ("round_s", True, "round_s = true"),
+    ("n_test", 10.5, "n_test = 10.5; allowed: a whole number >= 0"),
+    ("flops_per_client_grad", None, "flops_per_client_grad = null"),
+    ("timed_as", 3, "timed_as = 3; allowed: a string"),
+    ("threads", 0, "threads = 0"),
+    ("peak_mem_bytes", -1, "peak_mem_bytes = -1"),
+    ("scaled_round", {"key": "ab", "seconds": [], "client_grads": 4}, "scaled_round ="),
+    ("scaled_round", {"key": "ab", "seconds": ["x"], "client_grads": 4}, "scaled_round ="),
+    ("device", "", 'device = ""'),
+    ("config", [], "config = []"),
+])
+def test_a_mistyped_or_out_of_range_field_is_refused_in_one_line(tmp_path, capsys, field, value, why):
+    path = _table(tmp_path, json.dumps({"entries": [ENTRY, {**ENTRY, "device": "cpu/2t", field: value}]}))
+    with pytest.raises(ConfigError) as err:
+        E.read_table(path)
+    assert str(err.value).startswith(f"cost table {path}: entry 1 {why}"), str(err.value)
+    assert main(["estimate", "--table-only", "--costs", str(path)]) == 2
+    out, message = capsys.readouterr()
+    assert out == "" and len(message.strip().splitlines()) == 1 and why in message
+
+
+@pytest.mark.parametrize("field", ["round_s", "eval_s", "n_test", "timed_as", "cost_id", "device"])
+def test_a_missing_field_is_refused(tmp_path, field):
+    path = _table(tmp_path, json.dumps({"entries": [{k: v for k, v in ENTRY.items() if k != field}]}))
+    with pytest.raises(ConfigError, match=f"entry 0 has no {field}; allowed: a cost table written by"):
+        E.read_table(path)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("[]", "is not a cost table"), ('{"entries": {}}', "is not a cost table"), ('{"entries": [3]}', "entry 0 is not"),
+    ("[" * 100_000, "is not valid JSON"), ("{", "is not valid JSON"),
+])
+def test_a_file_that_is_not_a_cost_table_is_refused(tmp_path, text, why):
+    with pytest.raises(ConfigError, match=why):
+        E.read_table(_table(tmp_path, text))
+
+
+def test_non_regular_oversized_and_empty_paths_are_refused(tmp_path, monkeypatch):
+    os.mkfifo(tmp_path / "fifo")                            # reading it would block forever
+    for path, why in ((tmp_path / "fifo", "is not a regular file"), ("/dev/zero", "is not a regular file"),
+                      (tmp_path, "is a directory"), ("", "the path is empty")):
+        with pytest.raises(ConfigError, match=why):
+            E.read_table(path)
+    monkeypatch.setattr(costs, "MAX_TABLE_BYTES", 10)
+    with pytest.raises(ConfigError, match=r"is 25 bytes, over 10"):
+        E.read_table(_table(tmp_path, json.dumps({"entries": []}, indent=8)))

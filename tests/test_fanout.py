@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -164,3 +166,124 @@ def test_warm_up_starts_the_fork_server_without_loading_torch_here(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "torch here after warm_up: False server: True" in done.stdout
     assert "same server: True runs: 2" in done.stdout
+
+
+# ---------------------------------------------------------------------------------------------- dead processes
+ROOT = Path(__file__).resolve().parents[1]
+LONG = """
+import sys
+from fedlib import experiments
+if __name__ == "__main__":
+    cfg = {"algorithm": "fedavg", "dataset": "lstsq", "partition": "natural", "n_clients": 10,
+           "clients_per_round": 2, "rounds": 10**6, "device": "cpu", "oracle": "loop", "progress": False}
+    experiments.run_many([{**cfg, "seed": s} for s in range(4)], sys.argv[1], workers=2, verbose=False)
+"""
+
+
+def _session(sid: int) -> dict[int, str]:
+    """pid -> command line of the live (not zombie) processes of session `sid`."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid and fields[0] != "Z":
+                found[int(pid)] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def _wait(predicate, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_driver_takes_its_fork_server_and_workers_with_it(tmp_path):
+    """SIGKILL of a run_many driver whose 2 workers are computing: the fork server, both workers and the resource
+    tracker are gone within 5 s (they kept computing: each worker holds the pipe that tells the server to stop)."""
+    script = tmp_path / "long.py"
+    script.write_text(LONG)
+    driver = subprocess.Popen([sys.executable, str(script), str(tmp_path / "cache")], start_new_session=True,
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.DEVNULL)
+    try:
+        servers = lambda: [c for c in _session(driver.pid).values() if "multiprocessing.forkserver" in c]
+        assert _wait(lambda: len(servers()) == 3, 120), _session(driver.pid)     # the server and its 2 workers
+        os.kill(driver.pid, signal.SIGKILL)
+        assert _wait(lambda: _session(driver.pid) == {}, 5), _session(driver.pid)
+    finally:
+        driver.kill()
+        driver.wait()
+        for pid in _session(driver.pid):            # what this test started, should it fail
+            os.kill(pid, signal.SIGKILL)
+
+
+DIES_ONCE = """
+import os, sys, time
+from pathlib import Path
+from fedlib import engine, experiments
+work = Path(sys.argv[1])
+real = engine.run
+
+def finished():
+    return (work / "finished").read_text().split() if (work / "finished").exists() else []
+
+
+def run(cfg):                           # in the workers (they import this file as their main module)
+    if cfg["seed"] == 0 and not (work / "died").exists():
+        while len(finished()) < 5:      # die once the other worker has finished every other run (and 1 s more,
+            time.sleep(0.05)            # so its last record has reached the driver): no run is lost but this one
+        time.sleep(1)
+        (work / "died").touch()
+        os._exit(7)
+    record = real(cfg)
+    with open(work / "finished", "a") as log:
+        log.write(f"{cfg['seed']}\\n")
+    return record
+
+engine.run = run
+if __name__ == "__main__":
+    cfg = {"algorithm": "fedavg", "dataset": "lstsq", "partition": "natural", "n_clients": 10,
+           "clients_per_round": 2, "rounds": 3, "device": "cpu", "oracle": "loop", "progress": False}
+    records = experiments.run_many([{**cfg, "seed": s} for s in range(6)], work / "cache", workers=2, verbose=False)
+    print(sorted(r["config"]["seed"] for r in records))
+"""
+
+
+@pytest.mark.slow
+def test_the_pool_survives_one_dead_worker(tmp_path):
+    """A worker that os._exit()s during seed 0 (once), after the other worker finished the 5 other runs: every run
+    gets its record, the dead worker is named once, and only seed 0 is run again (it broke the whole pool: every run
+    not yet reported failed with BrokenProcessPool)."""
+    script = tmp_path / "dies_once.py"
+    script.write_text(DIES_ONCE)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[0, 1, 2, 3, 4, 5]" and (tmp_path / "died").exists()
+    assert sorted((tmp_path / "finished").read_text().split()) == ["0", "1", "2", "3", "4", "5"]   # each once
+    named = [line for line in done.stderr.splitlines() if line.startswith("fedlib:")]
+    assert len(named) == 1 and "exited with code 7" in named[0], done.stderr
+    assert "its 1 unfinished run(s) are retried once in a fresh pool" in named[0]
+
+
+@pytest.mark.slow
+def test_a_fork_server_that_dies_is_one_line_of_runs_failed(tmp_path, monkeypatch):
+    """A fork server SIGKILLed as it starts (the pool's connection to it ends: EOFError), and again for the retry:
+    run_many ends in RunsFailed, one line naming the cause, not a bare EOFError from multiprocessing."""
+    from multiprocessing import forkserver
+
+    def dead_server(fds):
+        raise EOFError("unexpected EOF")            # what connect_to_new_process raises when the server died
+
+    monkeypatch.setattr(forkserver, "connect_to_new_process", dead_server)
+    with pytest.raises(experiments.RunsFailed) as err:
+        experiments.run_many([TINY, {**TINY, "seed": 1}], tmp_path, workers=2, verbose=False)
+    message = str(err.value)
+    assert len(message.splitlines()) == 1 and "2 of 2 run(s) failed" in message
+    assert message.count("lost twice with a broken process pool (EOFError: unexpected EOF)") == 2

@@ -214,6 +214,21 @@ def test_one_algorithms_hyperparameter_belongs_under_hparams(tmp_path):
         schema.validate({**block, "hparams": {"fedopt_adam": {"tau": -1.0}}}, sch, "test block")
 
 
+@pytest.mark.parametrize("seeds, repeated", [([0, 0], "0"), ([3, 1, 3, 1, 2], "1, 3")])
+def test_repeated_seeds_are_refused(tmp_path, seeds, repeated):
+    """`seeds: [0, 0]` ran one run and reported it as 2 seeds with mean ± sd; now refused, in an override or in the
+    params file, naming the repeated seeds."""
+    with pytest.raises(SettingsError, match=rf"overrides of block fadamgt_fig3.embedded .*seeds.* repeats seed\(s\) "
+                                            rf"{repeated}; allowed: distinct integers"):
+        _fig3_settings(PARAMS, overrides={"seeds": seeds})
+
+    def repeat(p):
+        p["fadamgt_fig3"]["paper"]["seeds"] = seeds
+    with pytest.raises(SettingsError, match=rf"block fadamgt_fig3.paper: seeds: .* repeats seed\(s\) {repeated}"):
+        _fig3_settings(_params_copy(tmp_path, repeat))
+    assert _fig3_settings(PARAMS, overrides={"seeds": [2, 0, 1]})["seeds"] == [2, 0, 1]
+
+
 def test_settings_overrides_are_checked():
     s = _fig3_settings(PARAMS, overrides={"seeds": [0], "run": {"batch_size": 8, "beta2": 0.999}})
     assert s["seeds"] == [0] and s["run"]["batch_size"] == 8 and s["run"]["beta2"] == 0.999

@@ -373,3 +373,85 @@ def test_notebook_artefact_goes_through_the_staged_write(committed, cache, monke
     nb.artefact(result["records"], show=False)
     assert len(seen) == 1 and seen[0].parent == out and seen[0].name.startswith(staged.PREFIX)
     assert sorted(files(out)) == sorted(before) and files(out) != before and leftovers(out) == []
+
+
+# ================================================================================ recovery cannot escape or mix
+DEAD = 99_999_999          # above any pid_max: never a live writer
+
+
+def _planted(out: Path, commit: bytes, staged_files: dict[str, bytes]) -> Path:
+    """reports/fadamgt/ holding the old fig3 set, and a dead writer's staging folder with `commit` as COMMIT."""
+    out.mkdir(parents=True)
+    for ext in ("md", "csv"):
+        (out / f"fig3.{ext}").write_text(f"old {ext}\n")
+    stage = out / f"{staged.PREFIX}fig3-{DEAD}"
+    stage.mkdir()
+    for name, data in staged_files.items():
+        (stage / name).write_bytes(data)
+    (stage / staged.COMMIT).write_bytes(commit)
+    return stage
+
+
+def test_a_whole_commit_is_rolled_forward(tmp_path):
+    out = tmp_path / "reports" / "fadamgt"
+    stage = _planted(out, b"fig3.md\nfig3.csv\nEND\n", {"fig3.csv": b"new csv\n"})    # fig3.md already renamed
+    (out / "fig3.md").write_text("new md\n")
+    assert staged.recover(out) == ["fig3.csv"]
+    assert files(out) == {"fig3.csv": b"new csv\n", "fig3.md": b"new md\n"} and not stage.exists()
+
+
+@pytest.mark.parametrize("commit", [
+    b"../../../victim.txt\nEND\n",               # a name outside the folder
+    b"fig3.md\n../victim.txt\nEND\n",           # one bad name among good ones: nothing moves
+    b"/tmp/victim.txt\nEND\n",
+    b"fig3.md\n",                                # cut short: no END line (a crash before the sync)
+    b"fig3.md\nfig3.csv\nEN",
+    b"fig3.md\nfig3.csv\n",
+    b".hidden.md\nEND\n",
+    b"victim.txt\nEND\n",                        # not an artefact file
+    b"\xff\xfe\nEND\n",
+    b"fig3\x00.md\nEND\n",
+    b"END\n",                                    # names nothing
+])
+def test_a_cut_short_or_foreign_commit_is_discarded_in_one_line(tmp_path, capsys, commit):
+    """A planted COMMIT naming a path outside its folder moved that file out of the repository; one cut short after
+    its first name published a mixed set. Now neither moves anything: the folder is discarded with one line."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    out = tmp_path / "reports" / "fadamgt"
+    stage = _planted(out, commit, {"fig3.md": b"new md\n", "fig3.csv": b"new csv\n"})
+    assert staged.recover(out) == []
+    assert files(out) == {"fig3.csv": b"old csv\n", "fig3.md": b"old md\n"} and leftovers(out) == []
+    assert victim.read_text() == "keep me" and sorted(p.name for p in tmp_path.iterdir()) == ["reports", "victim.txt"]
+    assert_one_line(capsys.readouterr().err, "discarded", str(stage))
+
+
+def test_a_linked_stage_or_staged_link_is_discarded(tmp_path, capsys):
+    """A staging folder that is a link to another folder, or a staged name that is a link, moves nothing."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "fig3.md").write_text("elsewhere")
+    (elsewhere / staged.COMMIT).write_text("fig3.md\nEND\n")
+    out = tmp_path / "reports" / "fadamgt"
+    stage = _planted(out, b"fig3.csv\nEND\n", {})
+    (stage / "fig3.csv").symlink_to(elsewhere / "fig3.md")
+    (out / f"{staged.PREFIX}fig3-{DEAD + 1}").symlink_to(elsewhere)
+    assert staged.recover(out) == []
+    assert files(out) == {"fig3.csv": b"old csv\n", "fig3.md": b"old md\n"} and leftovers(out) == []
+    assert (elsewhere / "fig3.md").read_text() == "elsewhere"
+    assert len(capsys.readouterr().err.strip().splitlines()) == 2
+
+
+def test_the_commit_a_write_leaves_ends_with_its_end_line(tmp_path, monkeypatch):
+    """The COMMIT `_publish` writes lists the names, then END (what `recover` requires)."""
+    seen = []
+    real = staged.os.replace
+
+    def replace(src, dst):
+        if Path(dst).parent == tmp_path and not seen:
+            seen.append((Path(src).parent / staged.COMMIT).read_text())
+        return real(src, dst)
+    monkeypatch.setattr(staged.os, "replace", replace)
+    staged.write_artefact(tmp_path, "t", lambda f: [report.write_text(f / "t.md", "x"),
+                                                    report.write_text(f / "t.csv", "a\n")])
+    assert seen == ["t.md\nt.csv\nEND\n"]

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fedlib.jsonio import write_atomic
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -78,7 +80,8 @@ def plot_partition(df: pd.DataFrame, path: str | Path) -> Path:
         ax.legend(title="class", fontsize=7, ncol=2, bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:                       # a temporary sibling, synced, renamed over `path`: a failed write leaves nothing
+        write_atomic(path, lambda fh: fig.savefig(fh, format=path.suffix[1:].lower() or "png", dpi=120))
+    finally:
+        plt.close(fig)
     return path

@@ -14,14 +14,18 @@ being asked to shut down and waited for: by then every output is in the notebook
 written (atomically) by a cell, and the run pool was closed by the cell that opened it, so nothing in the kernel is
 left to finish. A failing cell still ends the run with papermill's error and exit status.
 
-Plain `papermill` gives the same notebook (a test executes both); this only starts and stops faster.
+Plain `papermill` gives the same notebook (a test executes both); this only starts and stops faster. It also exits
+when the `dvc repro` that started it dies (`lifeline.die_with_launcher`), and its kernel and run pool with it.
 """
 from __future__ import annotations
 
 import sys
 
+from fedlib.lifeline import die_with_launcher
+
 
 def main() -> None:
+    die_with_launcher()
     sys.modules.setdefault("rfc3987_syntax", None)      # None in sys.modules: `import` raises ImportError
     from papermill.cli import papermill
     from papermill.engines import NBClientEngine, papermill_engines

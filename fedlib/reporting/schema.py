@@ -12,7 +12,7 @@ shape. The generic keys:
     rows        [row, ...]                   which entries of `datasets` to run, in report order
     datasets    {row: {RunConfig field: v}}  what runs for each paper dataset (dataset, model, target_acc, rounds, ...)
     algorithms  [algorithm, ...]             registered algorithm names (optionally restricted to the paper's)
-    seeds       [int, ...]
+    seeds       [int, ...]                   distinct
     lr          {algorithm: η_l or null}     optional; null = the algorithm's default
     run         {RunConfig field: v}         shared by every run of the artefact: RunConfig fields only, never one
                                              algorithm's own hyperparameter
@@ -30,7 +30,11 @@ from fedlib.hparams import build, fields_of
 
 
 class SettingsError(ValueError):
-    """A params.yaml block or override that does not match the artefact's schema."""
+    """A params.yaml block or override that does not match the artefact's schema. One line: a control character of
+    a key or value (a newline in a YAML key) is shown escaped."""
+
+    def __init__(self, message: str):
+        super().__init__("".join(c if c.isprintable() else repr(c)[1:-1] for c in str(message)))
 
 
 Check = Callable[[Any, str, Mapping[str, Any]], None]     # check(value, where, block) raises SettingsError
@@ -94,6 +98,19 @@ def numbers() -> Check:
 
 def integers() -> Check:
     return listed(scalar(int))
+
+
+def seeds() -> Check:
+    """A non-empty list of distinct integers: a repeated seed would be one run counted twice (its fingerprint is the
+    same), reported as n seeds with a spread it does not have."""
+    ints = integers()
+
+    def check(value, where, block):
+        ints(value, where, block)
+        repeated = sorted({v for v in value if value.count(v) > 1})
+        if repeated:
+            _fail(where, f"{value!r} repeats seed(s) {', '.join(map(str, repeated))}; allowed: distinct integers")
+    return check
 
 
 def one_of(allowed: Sequence[str]) -> Check:
@@ -191,7 +208,9 @@ def rows() -> Check:
     """Keys of the block's `datasets`, in report order, no repeats."""
     def check(value, where, block):
         listed(scalar(str))(value, where, block)
-        known = list(block.get("datasets") or {})
+        if not isinstance(block.get("datasets"), Mapping):
+            return                                    # `datasets` refuses itself
+        known = [str(k) for k in block["datasets"]]
         for r in value:
             if r not in known:
                 _fail(where, f"row {r!r} is not in datasets; datasets: {', '.join(known)}")
@@ -206,7 +225,7 @@ def grid(algorithms: Sequence[str] | None = None, entry_keys: Sequence[str] = ("
         "rows": Key(rows(), doc="which datasets entries to run, in report order"),
         "datasets": Key(datasets(entry_keys), doc="{row: {dataset, model, target_acc, rounds, ...}}"),
         "algorithms": Key(listed(algorithm(algorithms)), doc="algorithm names"),
-        "seeds": Key(integers(), doc="seeds of every configuration"),
+        "seeds": Key(seeds(), doc="seeds of every configuration (distinct)"),
         "lr": Key(per_algorithm(learning_rate, algorithms), required=False, doc="{algorithm: η_l}"),
         "run": Key(run_fields(), doc="RunConfig fields shared by every run"),
         "hparams": Key(per_algorithm(hparams_of, algorithms), required=False,

@@ -9,12 +9,15 @@
    replace must be a plain file that may be written: a read-only file asks not to be overwritten.
 3. **Publish.** Only then are the files renamed into `out_dir` (`os.replace`, the same filesystem), all in a row.
    Each previous file is hard-linked aside first, so a rename that fails (or Ctrl-C between two) puts the previous
-   set back. A `COMMIT` file, written before the first rename, lets the next call finish the renames of a process
-   SIGKILLed between two of them (roll forward): such a mix lasts only until the next write into that folder.
+   set back. A `COMMIT` file (the names, then END), written and synced before the first rename, lets the next call
+   finish the renames of a process SIGKILLed between two of them (roll forward): such a mix lasts only until the
+   next write into that folder. A COMMIT without its END line, or naming anything but plain artefact files
+   (`fig3.png`; no folder, no dot file, no link) of its own folder, is never rolled forward: that folder is
+   discarded with one line on stderr.
 
 Any failure removes the staging folder and raises `ReportWriteFailed`, one line naming the file and the cause; the
 files already in `out_dir` are left byte for byte. Staging folders of killed writers (their pid is gone) are
-removed, or finished if they carry `COMMIT`, by the next call on the same `out_dir`.
+removed, or finished if they carry a whole `COMMIT` of their own files, by the next call on the same `out_dir`.
 """
 from __future__ import annotations
 
@@ -23,14 +26,17 @@ import errno
 import io
 import json
 import os
+import re
 import shutil
 import stat
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 PREFIX = ".staging-"
-COMMIT = "COMMIT"
+COMMIT, END = "COMMIT", "END"
+NAME = re.compile(r"\w[\w.-]*\.(png|svg|csv|md|json)")        # a plain artefact file name: no folder, no dot file
 PREVIOUS = ".previous"
 PNG_HEAD, PNG_TAIL = b"\x89PNG\r\n\x1a\n", b"IEND\xaeB`\x82"
 
@@ -140,27 +146,46 @@ def _pid_alive(pid: int) -> bool:
 
 
 def recover(out_dir: str | Path) -> list[str]:
-    """Deal with the staging folders killed writers left in `out_dir`: finish the renames of one that carries
-    COMMIT (its files were complete and checked), delete any other. Returns the names of the files it published."""
+    """Deal with the staging folders killed writers left in `out_dir`: finish the renames of one whose COMMIT is
+    whole (its last line is END) and lists only plain artefact file names (`fig3.png`: no folder, no dot file) that
+    are plain files of that folder or already renamed; discard any other, with one line on stderr when it carries a
+    COMMIT. Returns the names of the files it published."""
     out = Path(out_dir)
     published: list[str] = []
-    if not out.is_dir():
-        return published
-    for stage in sorted(out.glob(f"{PREFIX}*")):
-        try:
-            pid = int(stage.name.rsplit("-", 1)[-1])
-        except ValueError:
+    for stage in sorted(out.glob(f"{PREFIX}*")) if out.is_dir() else []:
+        pid = stage.name.rsplit("-", 1)[-1]
+        if not pid.isdigit() or _pid_alive(int(pid)):
             continue
-        if not stage.is_dir() or _pid_alive(pid):
-            continue
-        commit = stage / COMMIT
-        if commit.is_file():
-            for name in commit.read_text().split("\n"):
-                if name and (stage / name).is_file():
-                    os.replace(stage / name, out / name)
-                    published.append(name)
-        shutil.rmtree(stage, ignore_errors=True)
+        names = _committed(stage)
+        if names == []:
+            print(f"fedlib: discarded {stage}: not a folder with a whole COMMIT naming only its own artefact files",
+                  file=sys.stderr)
+        for name in names or []:
+            if os.path.lexists(stage / name):
+                os.replace(stage / name, out / name)
+                published.append(name)
+        if stage.is_symlink() or not stage.is_dir():
+            stage.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(stage, ignore_errors=True)
     return published
+
+
+def _committed(stage: Path) -> list[str] | None:
+    """The names a whole, valid COMMIT of `stage` lists; [] for any other COMMIT (or a stage that is not a folder);
+    None when there is no COMMIT (its writer died before publishing)."""
+    try:
+        if stage.is_symlink() or not stage.is_dir():
+            return []
+        *names, end, tail = (stage / COMMIT).read_bytes().decode("utf-8").split("\n")
+        ok = end == END and tail == "" and all(NAME.fullmatch(n) and (not os.path.lexists(stage / n)
+                                                                      or stat.S_ISREG(os.lstat(stage / n).st_mode))
+                                               for n in names)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):                # unreadable, not UTF-8, fewer than 2 lines
+        return []
+    return names if ok and names else []
 
 
 # ---------------------------------------------------------------------------------------------- the transaction
@@ -233,7 +258,7 @@ def _staged_names(stage: Path, returned: Sequence[str | Path]) -> list[str]:
 def _publish(stage: Path, out: Path, names: Sequence[str]) -> None:
     """Rename every staged file over its target, all in a row; on a failed rename put the previous files back."""
     commit = stage / COMMIT
-    commit.write_text("\n".join(names) + "\n")
+    commit.write_text("".join(f"{n}\n" for n in [*names, END]))      # END: `recover` rolls only a whole COMMIT
     _fsync(commit)
     previous = stage / PREVIOUS
     previous.mkdir()
