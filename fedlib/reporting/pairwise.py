@@ -67,7 +67,9 @@ class Comparison:
         self.alpha, self.p_adjusted = alpha, p_adjusted
         self.lo, self.hi = stats.interval(self.diff, alpha)
         self.outcome = "unknown" if self.not_converged else stats.outcome(self.oriented(), self.margin)
-        old, new = getattr(self, "_described", None), _describe(self, self.label, self.fmt)
+        if not hasattr(self, "_described"):
+            return self                  # a text written by hand (no description of ours to bring up to date)
+        old, new = self._described, _describe(self, self.label, self.fmt)
         # words a caller put around the description (relabel, a paper's note) stay around the new one
         self.text = self.text.replace(old, new, 1) if old and old in self.text else new
         self._described = new
@@ -105,6 +107,7 @@ def paired(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: st
     margin = effects.check_margin(margin, a.metric)
     cmp = Comparison("unknown", "", a, b, higher_is_better, False, d, margin=margin, not_converged=not_converged,
                      label=label, fmt=fmt)
+    cmp._described = ""
     return cmp.decide(stats.ALPHA)
 
 
