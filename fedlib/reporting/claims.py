@@ -311,8 +311,29 @@ def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
     (`rule_v1`)."""
     specs = claim.get("comparisons", [])
     legacy = any(not s.get("exact") and "margin" not in s for s in specs)
+    if legacy:
+        comps = rule_v1.adjust(rebuild(claim, table, default_margins=True))
+        status = rule_v1.AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
+    else:
+        status, comps = rejudge(claim, table)
+    if claim["status"] == NOT_TESTABLE:
+        status = NOT_TESTABLE
+    return status, [c.outcome for c in comps]
+
+
+def rejudge(claim: Mapping, table, *, default_margins: bool = False) -> tuple[str, list[Comparison]]:
+    """A committed claim decided under the current rule from the per-seed table: its recorded margins (or, with
+    `default_margins`, each metric's default from `fedlib.reporting.effects`, for a record of the old rule), its
+    recorded convergence flags, its aggregation. NOT_TESTABLE is not kept (see `recompute`)."""
+    comps = adjust(rebuild(claim, table, default_margins=default_margins))
+    status = AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
+    return status, comps
+
+
+def rebuild(claim: Mapping, table, *, default_margins: bool = False) -> list[Comparison]:
+    """The (unadjusted) comparisons of a committed claim, their per-seed numbers read from the table."""
     comps = []
-    for spec in specs:
+    for spec in claim.get("comparisons", []):
         sides = []
         for key in ("a", "b"):
             s = spec[key]
@@ -323,15 +344,10 @@ def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
         if spec.get("exact"):
             comps.append(exact(*sides, higher_is_better=spec["higher_is_better"]))
         else:
-            comps.append(paired(*sides, higher_is_better=spec["higher_is_better"],
-                                margin=1.0 if legacy else spec["margin"],
+            margin = None if default_margins or "margin" not in spec else spec["margin"]
+            comps.append(paired(*sides, higher_is_better=spec["higher_is_better"], margin=margin,
                                 not_converged=spec.get("not_converged") or ""))
-    aggregates = rule_v1.AGGREGATES if legacy else AGGREGATES
-    comps = rule_v1.adjust(comps) if legacy else adjust(comps)
-    status = aggregates[claim.get("aggregate", "all")](comps) if comps else claim["status"]
-    if claim["status"] == NOT_TESTABLE:
-        status = NOT_TESTABLE
-    return status, [c.outcome for c in comps]
+    return comps
 
 
 def seed_table(claims: Sequence[Claim]):

@@ -176,16 +176,18 @@ def orient(d: Paired, lo: float, hi: float, higher_is_better: bool) -> Oriented:
 
 
 def outcome(o: Oriented, margin: float | None) -> str:
-    """better (lo > 0) | worse (hi < 0) | equivalent (inside ±δ) | tie | unknown, from the interval the label rests
-    on. A difference the censoring cannot vouch for is unknown; so is an effect from fewer than 2 pairs."""
+    """equivalent (inside ±δ, whether or not it excludes 0: a difference smaller than δ is not one of interest) |
+    better (lo > 0) | worse (hi < 0) | tie (none: the interval holds 0 and reaches ±δ) | unknown, from the interval
+    the label rests on. A difference the censoring cannot vouch for is unknown; so is an effect from fewer than 2
+    pairs."""
     if o.n < 2 or math.isnan(o.lo) or math.isnan(o.hi):
         return "unknown"
+    if margin is not None and o.equivalent(margin):
+        return "equivalent"
     if o.lo > 0:
         return "better" if o.can_lo else "unknown"
     if o.hi < 0:
         return "worse" if o.can_hi else "unknown"
-    if margin is not None and o.equivalent(margin):
-        return "equivalent"
     return "tie"
 
 
