@@ -308,7 +308,7 @@ def test_judge_keeps_every_field():
         "id": "T1", "text": "A beats B", "source": "Table 2", "status": "confirmed",
         "evidence": ["better: A vs B, Holm p = 0.02, δ = 0.1", "better: A vs B, Holm p = 0.04, δ = 0.1", "note one", "note two"],
         "rule": "my rule", "kind": "table", "quote": "q", "aggregate": "majority",
-        "comparisons": [c1.to_dict(), c2.to_dict()], "reason": "", "design": None, "seeds_run": 3,
+        "comparisons": [{**c1.to_dict(), "reading": "gain"}, {**c2.to_dict(), "reading": "gain"}], "reason": "", "design": None, "seeds_run": 3,
         "underpowered": False}
     assert claim.comparisons[0]["p_adjusted"] == pytest.approx(0.02)
     assert len(claim._comparison_objects) == 2 and all(x is y for x, y in zip(claim._comparison_objects, [c1, c2]))

@@ -274,7 +274,8 @@ def judge(cid: str, text: str, source: str, comparisons: Iterable[Comparison], *
     if design is not None:
         evidence.append(design_line(design, run))
     claim = Claim(cid, text, source, status, [*evidence, *notes], rule or RULE_TEXT, kind, quote, aggregate,
-                  [c.to_dict() for c in comps], "", design.to_dict() if design else None, run, under)
+                  [{**c.to_dict(), "reading": reading(c)} for c in comps], "", design.to_dict() if design else None,
+                  run, under)
     claim._comparison_objects = comps          # not serialised: their per-seed values go to the seed table
     return claim
 

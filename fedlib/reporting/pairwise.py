@@ -40,7 +40,7 @@ class Side:
 
 @dataclass
 class Comparison:
-    outcome: str                    # better | worse | equivalent | tie | unknown (first side, after the claim's Holm step)
+    outcome: str                    # better | worse | equivalent | tie | unknown (first side, after Holm)
     text: str
     a: Side | None = None
     b: Side | None = None

@@ -207,7 +207,7 @@ def seeds_needed(pilot_diffs: Sequence[float] | Mapping[int, float], margin: flo
     sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / (len(diffs) - 1))
     if sd == 0.0:
         return 2
-    from statsmodels.stats.power import TTestPower   # imported here: only designs need it (1 s to import)
+    from statsmodels.stats.power import TTestPower  # imported here: only designs need it (1 s to import)
 
     test, effect = TTestPower(), margin / sd
     if test.power(effect_size=effect, nobs=2, alpha=alpha / m, alternative="two-sided") >= power:
