@@ -261,8 +261,10 @@ def write_artefact(module: str, out_dir: str | Path, settings: Mapping[str, Any]
         pictures += save_figure(fig, out / f"{art.name}{suffix}", caption)
         plt.close(fig)
     csv.to_csv(out / f"{art.name}.csv", index=False)
+    from fedlib.reporting.scale import rewrite
+
     page = text if claims is None else text + CLAIMS_HEADING + "\n\n" + claims_markdown(claims)
-    md = write_text(out / f"{art.name}.md", page)
+    md = write_text(out / f"{art.name}.md", rewrite(page))     # the scale sentence from the page's settings table
     paths = [*pictures, out / f"{art.name}.csv", md]
     paths.append(write_meta(out, art, settings, title=title, paper_source=paper_source, claims=claims or [],
                             files=[md.name, *(p.name for p in paths[:-1])],
