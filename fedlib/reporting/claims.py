@@ -10,17 +10,19 @@ Every claim has a `kind`: `sentence` (a sentence of the paper, quoted in `quote`
 a table or figure of the paper) or `check` (a check of the reproduction itself, e.g. that the engine counts the
 bits the paper's formula gives). Checks are reported in their own list and never enter a paper's tally.
 
-The decision rule is fixed here, before looking at any result, and linked from every report (docs/claims.md):
-methods are compared **paired by seed** at a two-sided 95 % level (`fedlib.reporting.stats`: the paired t interval
-of the mean per-seed difference; censored costs bound in one direction only), the comparisons a claim makes are
-adjusted together with Holm's method, and a claim "A beats B in every case" is
+The decision rule (docs/claims.md, "The decision rule", of 2026-12-05; its history is on that page): methods are
+compared **paired by seed** (`fedlib.reporting.stats`; censored costs bound in one direction only), each comparison
+against the smallest effect of interest δ of its quantity (`fedlib.reporting.effects`), the comparisons a claim
+makes adjusted together with Holm's method, the interval printed at the level of Holm's last step (so that it
+excludes 0 exactly when the label says better or worse), and a claim "A beats B in every case" is
 
-* confirmed when every comparison is significantly in the claimed direction,
-* refuted when at least one comparison is significantly in the contrary direction,
-* inconclusive otherwise (the evidence cannot carry a verdict; counts of better / tie / worse / unknown printed).
+* confirmed when every comparison is better,
+* refuted when one excludes a gain of δ without lying inside ±δ (or the gain holds in some cases only),
+* equivalent when the comparisons that exclude the gain all lie inside ±δ (the claimed difference is absent),
+* inconclusive otherwise (printed "underpowered" when its design needs more seeds than ran).
 
-Each comparison prints its effect (mean paired difference) with its 95 % interval and its Holm-adjusted p-value.
-Deterministic numbers (one exact value per side, e.g. bits counted by a formula) are compared exactly (`exact`).
+A comparison on runs still moving at their last round is unknown (`judge(..., not_converged=...)`). Deterministic
+numbers (one exact value per side, e.g. bits counted by a formula) are compared exactly (`exact`).
 
 A comparison of two methods (`Side`, `Comparison`, `paired`, `exact`, `compare_values`, `compare_costs`) is made in
 fedlib/reporting/pairwise.py and re-exported here; this module turns a claim's comparisons into its verdict, its
