@@ -62,8 +62,8 @@ def test_one_cell_refuting_several_claims_is_one_observation():
     assert text == ("**ssm** — 5 claims, 4 independent observations. The embedded evidence contradicts 3 claims "
                     "(T1.2, T1.4, T1.9) resting on 2 independent observations. It leaves 1 claim inconclusive. It "
                     "cannot test 1 at this scale (T1.7). What it would take — T1.7: the cap; the other inconclusive "
-                    "claims: more seeds or a larger effect at this scale (their designs' power calculations say how "
-                    "many).")
+                    "claims: more seeds or a larger effect at this scale (no design with a power calculation is "
+                    "recorded for them yet).")
 
 
 def test_underpowered_and_equivalent_have_their_own_columns():

@@ -154,8 +154,11 @@ def paragraph(paper: str, paper_rows: Sequence[Mapping]) -> str:
         d = r.get("design") or {}
         take.append(f"{r['id']}: {d.get('seeds_needed')} seeds where {r.get('seeds_run')} ran")
     if cl["inconclusive"]:
-        take.append("the other inconclusive claims: more seeds or a larger effect at this scale (their designs' "
-                    "power calculations say how many)")
+        designed = [r for r in by["inconclusive"] if r.get("design")]
+        how = (f"the power calculations of {len(designed)} of their designs say how many" if designed else
+               "no design with a power calculation is recorded for them yet")
+        take.append(f"the {'other ' if take else ''}inconclusive claims: more seeds or a larger effect at this scale "
+                    f"({how})")
     if take:
         parts.append("What it would take — " + "; ".join(take) + ".")
     return " ".join(parts)
