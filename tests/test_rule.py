@@ -122,6 +122,14 @@ def test_a_better_claim_is_refuted_only_when_the_gain_of_delta_is_excluded():
     below = C.compare_values(seeds([88.0, 89.0, 87.5, 90.0, 88.0]), seeds([89.5, 90.0, 89.0, 92.5, 89.0]),
                              metric=ACC)
     assert below.hi < 1.0 and below.lo < -1.0 and C.judge("X", "t", "s", [below]).status == C.REFUTED
+    # a tie whose interval stops short of +δ still excludes the gain: its line and the tally say so
+    short = C.compare_values(seeds([88.0, 89.5, 87.5, 90.0, 88.0]), seeds([88.5, 90.0, 87.0, 92.5, 88.6]),
+                             metric=ACC)
+    claim = C.judge("X", "t", "s", [short])
+    assert short.outcome == "tie" and short.lo < 0 < short.hi < 1.0 and claim.status == C.REFUTED
+    assert claim.evidence[0].endswith(", δ = 1.000 (excludes a gain of δ)")
+    assert C._tally(claim.evidence) == "1 tie (1 excluding a gain of δ)"
+    assert not C.evidence_line(wide).endswith(C.EXCLUDES)
     # a significant gain smaller than δ is not the gain claimed
     tiny = C.compare_values(seeds([90.2, 90.3, 90.25, 90.2, 90.3]), seeds([90.0, 90.0, 90.0, 90.0, 90.0]),
                             metric=ACC)

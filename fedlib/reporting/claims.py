@@ -245,9 +245,15 @@ AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {
     "match": _verdict_match, "peak": _verdict_peak, "no_gain": _verdict_no_gain}
 
 
+#: marks a tie whose interval excludes a gain of δ for the first side (it refutes a "better" claim)
+EXCLUDES = " (excludes a gain of δ)"
+
+
 def evidence_line(c: Comparison) -> str:
     p = "" if c.exact or math.isnan(c.p_adjusted) else f", Holm p = {c.p_adjusted:.3g}"
     delta = "" if c.exact or c.margin is None else f", δ = {c.fmt.format(c.margin)}"
+    if c.outcome == "tie" and reading(c) == "no gain":
+        delta += EXCLUDES                        # a tie that still decides a "better" claim: say so on its line
     return f"{c.outcome}: {c.text}{p}{delta}"
 
 
@@ -417,13 +423,16 @@ def _counts_text(s: Mapping) -> str:
 
 
 def _tally(evidence: Sequence[str]) -> str:
-    """'3 better, 1 tie' from evidence lines that start with a comparison outcome; '' when there are none."""
+    """'3 better, 1 tie' from evidence lines that start with a comparison outcome; '' when there are none. Ties that
+    exclude a gain of δ are counted as such."""
     counts: dict[str, int] = {}
     for line in evidence:
         head = line.split(":", 1)[0]
         if head in OUTCOMES:
             counts[head] = counts.get(head, 0) + 1
-    return ", ".join(f"{counts[k]} {k}" for k in ("better", "equivalent", "tie", "worse", "unknown") if k in counts)
+    excluding = sum(line.startswith("tie:") and line.endswith(EXCLUDES) for line in evidence)
+    text = ", ".join(f"{counts[k]} {k}" for k in ("better", "equivalent", "tie", "worse", "unknown") if k in counts)
+    return text + (f" ({excluding} excluding a gain of δ)" if excluding else "")
 
 
 def not_testable(claim: Claim, reason: str) -> Claim:

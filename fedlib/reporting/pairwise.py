@@ -187,7 +187,7 @@ def _describe(cmp: Comparison, label: str, fmt: str) -> str:
     if d.n >= 2:
         level = 100 * (1 - cmp.alpha)
         body += f" [{_num(cmp.lo, fmt)}, {_num(cmp.hi, fmt)}]" + ("" if cmp.alpha == stats.ALPHA else
-                                                                  f" ({level:.3g} % simultaneous)")
+                                                                  f" ({level:.3g} %, Holm level)")
     body += f" (n = {d.n}"
     if d.dropped:
         body += f", {d.dropped} pair(s) both censored dropped"
