@@ -10,17 +10,19 @@ Every claim has a `kind`: `sentence` (a sentence of the paper, quoted in `quote`
 a table or figure of the paper) or `check` (a check of the reproduction itself, e.g. that the engine counts the
 bits the paper's formula gives). Checks are reported in their own list and never enter a paper's tally.
 
-The decision rule is fixed here, before looking at any result, and linked from every report (docs/claims.md):
-methods are compared **paired by seed** at a two-sided 95 % level (`fedlib.reporting.stats`: the paired t interval
-of the mean per-seed difference; censored costs bound in one direction only), the comparisons a claim makes are
-adjusted together with Holm's method, and a claim "A beats B in every case" is
+The decision rule (docs/claims.md, "The decision rule", of 2026-12-05; its history is on that page): methods are
+compared **paired by seed** (`fedlib.reporting.stats`; censored costs bound in one direction only), each comparison
+against the smallest effect of interest δ of its quantity (`fedlib.reporting.effects`), the comparisons a claim
+makes adjusted together with Holm's method, the interval printed at the level of Holm's last step (so that it
+excludes 0 exactly when the label says better or worse), and a claim "A beats B in every case" is
 
-* confirmed when every comparison is significantly in the claimed direction,
-* refuted when at least one comparison is significantly in the contrary direction,
-* inconclusive otherwise (the evidence cannot carry a verdict; counts of better / tie / worse / unknown printed).
+* confirmed when every comparison is better,
+* refuted when one excludes a gain of δ without lying inside ±δ (or the gain holds in some cases only),
+* equivalent when the comparisons that exclude the gain all lie inside ±δ (the claimed difference is absent),
+* inconclusive otherwise (printed "underpowered" when its design needs more seeds than ran).
 
-Each comparison prints its effect (mean paired difference) with its 95 % interval and its Holm-adjusted p-value.
-Deterministic numbers (one exact value per side, e.g. bits counted by a formula) are compared exactly (`exact`).
+A comparison on runs still moving at their last round is unknown (`judge(..., not_converged=...)`). Deterministic
+numbers (one exact value per side, e.g. bits counted by a formula) are compared exactly (`exact`).
 
 A comparison of two methods (`Side`, `Comparison`, `paired`, `exact`, `compare_values`, `compare_costs`) is made in
 fedlib/reporting/pairwise.py and re-exported here; this module turns a claim's comparisons into its verdict, its
@@ -243,9 +245,15 @@ AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {
     "match": _verdict_match, "peak": _verdict_peak, "no_gain": _verdict_no_gain}
 
 
+#: marks a tie whose interval excludes a gain of δ for the first side (it refutes a "better" claim)
+EXCLUDES = " (excludes a gain of δ)"
+
+
 def evidence_line(c: Comparison) -> str:
     p = "" if c.exact or math.isnan(c.p_adjusted) else f", Holm p = {c.p_adjusted:.3g}"
     delta = "" if c.exact or c.margin is None else f", δ = {c.fmt.format(c.margin)}"
+    if c.outcome == "tie" and reading(c) == "no gain":
+        delta += EXCLUDES                        # a tie that still decides a "better" claim: say so on its line
     return f"{c.outcome}: {c.text}{p}{delta}"
 
 
@@ -274,7 +282,8 @@ def judge(cid: str, text: str, source: str, comparisons: Iterable[Comparison], *
     if design is not None:
         evidence.append(design_line(design, run))
     claim = Claim(cid, text, source, status, [*evidence, *notes], rule or RULE_TEXT, kind, quote, aggregate,
-                  [c.to_dict() for c in comps], "", design.to_dict() if design else None, run, under)
+                  [{**c.to_dict(), "reading": reading(c)} for c in comps], "", design.to_dict() if design else None,
+                  run, under)
     claim._comparison_objects = comps          # not serialised: their per-seed values go to the seed table
     return claim
 
@@ -311,8 +320,29 @@ def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
     (`rule_v1`)."""
     specs = claim.get("comparisons", [])
     legacy = any(not s.get("exact") and "margin" not in s for s in specs)
+    if legacy:
+        comps = rule_v1.adjust(rebuild(claim, table, default_margins=True))
+        status = rule_v1.AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
+    else:
+        status, comps = rejudge(claim, table)
+    if claim["status"] == NOT_TESTABLE:
+        status = NOT_TESTABLE
+    return status, [c.outcome for c in comps]
+
+
+def rejudge(claim: Mapping, table, *, default_margins: bool = False) -> tuple[str, list[Comparison]]:
+    """A committed claim decided under the current rule from the per-seed table: its recorded margins (or, with
+    `default_margins`, each metric's default from `fedlib.reporting.effects`, for a record of the old rule), its
+    recorded convergence flags, its aggregation. NOT_TESTABLE is not kept (see `recompute`)."""
+    comps = adjust(rebuild(claim, table, default_margins=default_margins))
+    status = AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
+    return status, comps
+
+
+def rebuild(claim: Mapping, table, *, default_margins: bool = False) -> list[Comparison]:
+    """The (unadjusted) comparisons of a committed claim, their per-seed numbers read from the table."""
     comps = []
-    for spec in specs:
+    for spec in claim.get("comparisons", []):
         sides = []
         for key in ("a", "b"):
             s = spec[key]
@@ -323,15 +353,10 @@ def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
         if spec.get("exact"):
             comps.append(exact(*sides, higher_is_better=spec["higher_is_better"]))
         else:
-            comps.append(paired(*sides, higher_is_better=spec["higher_is_better"],
-                                margin=1.0 if legacy else spec["margin"],
+            margin = None if default_margins or "margin" not in spec else spec["margin"]
+            comps.append(paired(*sides, higher_is_better=spec["higher_is_better"], margin=margin,
                                 not_converged=spec.get("not_converged") or ""))
-    aggregates = rule_v1.AGGREGATES if legacy else AGGREGATES
-    comps = rule_v1.adjust(comps) if legacy else adjust(comps)
-    status = aggregates[claim.get("aggregate", "all")](comps) if comps else claim["status"]
-    if claim["status"] == NOT_TESTABLE:
-        status = NOT_TESTABLE
-    return status, [c.outcome for c in comps]
+    return comps
 
 
 def seed_table(claims: Sequence[Claim]):
@@ -398,13 +423,16 @@ def _counts_text(s: Mapping) -> str:
 
 
 def _tally(evidence: Sequence[str]) -> str:
-    """'3 better, 1 tie' from evidence lines that start with a comparison outcome; '' when there are none."""
+    """'3 better, 1 tie' from evidence lines that start with a comparison outcome; '' when there are none. Ties that
+    exclude a gain of δ are counted as such."""
     counts: dict[str, int] = {}
     for line in evidence:
         head = line.split(":", 1)[0]
         if head in OUTCOMES:
             counts[head] = counts.get(head, 0) + 1
-    return ", ".join(f"{counts[k]} {k}" for k in ("better", "equivalent", "tie", "worse", "unknown") if k in counts)
+    excluding = sum(line.startswith("tie:") and line.endswith(EXCLUDES) for line in evidence)
+    text = ", ".join(f"{counts[k]} {k}" for k in ("better", "equivalent", "tie", "worse", "unknown") if k in counts)
+    return text + (f" ({excluding} excluding a gain of δ)" if excluding else "")
 
 
 def not_testable(claim: Claim, reason: str) -> Claim:

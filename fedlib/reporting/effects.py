@@ -27,10 +27,12 @@ class Sesoi:
     relative: float | None = None
     floor: float = 0.0
 
-    def value(self, a_mean: float | None = None, b_mean: float | None = None) -> float:
+    def value(self, a_mean: float | None = None, b_mean: float | None = None,
+              reference: float | None = None) -> float:
         if self.absolute is not None:
             return self.absolute
-        means = [abs(m) for m in (a_mean, b_mean) if m is not None and math.isfinite(m)]
+        means = [abs(m) for m in ((reference,) if reference is not None else (a_mean, b_mean))
+                 if m is not None and math.isfinite(m)]
         if not means:
             raise ValueError(f"a relative margin ({self.kind}) needs the sides' means")
         return max(self.relative * max(means), self.floor)
@@ -40,16 +42,18 @@ class Sesoi:
 SESOI: dict[str, Sesoi] = {
     "rounds": Sesoi("rounds", "rounds are whole: a difference under one round is below what the count resolves",
                     absolute=1.0),
-    "accuracy": Sesoi("accuracy", "1 percentage point: at least 3 test images on the smallest embedded test set "
-                      "(360 images, one image = 0.28 pp), so never finer than one image; below the gaps the papers "
-                      "report as gains (≥ 1 pp in their tables)", absolute=1.0),
-    "communication": Sesoi("communication", "10 % of the larger mean: communication to a target is rounds × bits "
-                           "per round, so it moves in steps of one round's bits; the papers claim savings of 1.1× "
-                           "and more", relative=0.10),
-    "loss": Sesoi("loss", "5 % of the larger mean: a loss gap under 5 % is inside the round-to-round wobble of the "
-                  "curves it is read from (mean of the last rounds)", relative=0.05),
-    "consistency": Sesoi("consistency", "10 % of the larger mean: the papers' consistency figures separate methods "
-                         "by factors, not by percents", relative=0.10),
+    "accuracy": Sesoi("accuracy", "1 percentage point: what the convergence indicator tolerates of an accuracy "
+                      "curve it calls flat; at least 3 test images on the smallest embedded test set (360 images, "
+                      "one image = 0.28 pp), so never finer than one image", absolute=1.0),
+    "communication": Sesoi("communication", "5 % of the larger mean: half the smallest saving the papers claim "
+                           "(1.10×); communication to a target moves in steps of one round's bits, a few % of it",
+                           relative=0.05),
+    "loss": Sesoi("loss", "1 % of the larger mean: what the convergence indicator tolerates of a loss curve it calls "
+                  "flat (fedlib/reporting/convergence.py); a smaller gap is inside a converged curve's wobble",
+                  relative=0.01),
+    "consistency": Sesoi("consistency", "10 % of the larger mean (or of the reference method's level, "
+                         "`reference=`): the papers' consistency figures separate methods by factors, not by "
+                         "percents", relative=0.10),
     "fluctuation": Sesoi("fluctuation", "10 % of the larger mean (a sum of upward loss moves: a smaller change of "
                          "this sum is not a visibly smoother curve)", relative=0.10),
     "skewness": Sesoi("skewness", "0.1: skewness is unitless; |skew| < 0.1 is what a symmetric sample of this size "
@@ -80,14 +84,16 @@ def one_image_pp(test_images: int) -> float:
 
 
 def margin_for(metric: str, *, a_mean: float | None = None, b_mean: float | None = None,
-               test_images: int | None = None) -> float:
-    """The default δ of `metric` (its units). For an accuracy, `test_images` raises δ to one test image when that is
-    coarser than the default. ValueError naming the metric when its kind is unknown."""
+               test_images: int | None = None, reference: float | None = None) -> float:
+    """The default δ of `metric` (its units). A relative margin is read off the larger |mean| of the two sides, or
+    off `reference` when given (the level that sets the metric's scale, e.g. FedAvg's consistency when two methods
+    near 0 are compared). For an accuracy, `test_images` raises δ to one test image when that is coarser than the
+    default. ValueError naming the metric when its kind is unknown."""
     kind = kind_of(metric)
     if kind is None:
         raise ValueError(f"no default margin for metric {metric!r}: pass margin= (its smallest effect of interest, "
                          f"in its units) or name a kind of fedlib.reporting.effects.SESOI in the metric")
-    delta = SESOI[kind].value(a_mean, b_mean)
+    delta = SESOI[kind].value(a_mean, b_mean, reference)
     if kind == "accuracy" and test_images is not None:
         delta = max(delta, one_image_pp(test_images))
     return delta

@@ -40,7 +40,7 @@ class Side:
 
 @dataclass
 class Comparison:
-    outcome: str                    # better | worse | equivalent | tie | unknown (first side, after the claim's Holm step)
+    outcome: str                    # better | worse | equivalent | tie | unknown (first side, after Holm)
     text: str
     a: Side | None = None
     b: Side | None = None
@@ -67,7 +67,9 @@ class Comparison:
         self.alpha, self.p_adjusted = alpha, p_adjusted
         self.lo, self.hi = stats.interval(self.diff, alpha)
         self.outcome = "unknown" if self.not_converged else stats.outcome(self.oriented(), self.margin)
-        old, new = getattr(self, "_described", None), _describe(self, self.label, self.fmt)
+        if not hasattr(self, "_described"):
+            return self                  # a text written by hand (no description of ours to bring up to date)
+        old, new = self._described, _describe(self, self.label, self.fmt)
         # words a caller put around the description (relabel, a paper's note) stay around the new one
         self.text = self.text.replace(old, new, 1) if old and old in self.text else new
         self._described = new
@@ -105,6 +107,7 @@ def paired(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: st
     margin = effects.check_margin(margin, a.metric)
     cmp = Comparison("unknown", "", a, b, higher_is_better, False, d, margin=margin, not_converged=not_converged,
                      label=label, fmt=fmt)
+    cmp._described = ""
     return cmp.decide(stats.ALPHA)
 
 
@@ -184,7 +187,7 @@ def _describe(cmp: Comparison, label: str, fmt: str) -> str:
     if d.n >= 2:
         level = 100 * (1 - cmp.alpha)
         body += f" [{_num(cmp.lo, fmt)}, {_num(cmp.hi, fmt)}]" + ("" if cmp.alpha == stats.ALPHA else
-                                                                  f" ({level:.3g} % simultaneous)")
+                                                                  f" ({level:.3g} %, Holm level)")
     body += f" (n = {d.n}"
     if d.dropped:
         body += f", {d.dropped} pair(s) both censored dropped"

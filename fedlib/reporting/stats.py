@@ -7,7 +7,7 @@ cohort draws and minibatch positions (tests/test_pairing.py). So two methods are
 `paired(a, b, ...)` takes per-seed values `{seed: value}`; for costs (rounds or bits to a target, lower is better)
 `None` marks a run that missed the target within its cap, so its cost is only known to exceed the cap.
 
-The rule (fixed before looking at any result):
+The statistics of the rule (docs/claims.md; margins, outcomes and verdicts: fedlib/reporting/claims.py):
 1. Seeds are paired; the two methods must have run the same seeds.
 2. Censored costs: a pair where both runs missed the target says nothing about their order and is dropped (counted
    in the evidence). Otherwise a missed target is replaced by its cap, a lower bound of the true cost. That biases
@@ -19,9 +19,10 @@ The rule (fixed before looking at any result):
    on every seed (e.g. a method that always reaches the target 2 rounds earlier) are decisive, identical values
    (d = 0 on every seed) are a tie.
 4. A claim that makes several comparisons adjusts their p-values with Holm's step-down method (family-wise error
-   5 %), and each comparison is "better"/"worse" only when its adjusted p-value is below 0.05 and the direction is
-   allowed by rule 2; otherwise "tie" (no significant difference) or "unknown" (censoring blocks the direction, or
-   fewer than 2 informative pairs).
+   5 %); each comparison's interval is printed at the level of Holm's last step (`holm_alpha`), where it excludes 0
+   exactly when Holm declares it, and its outcome (`outcome`) reads off that interval and the margin δ:
+   equivalent (inside ±δ), better, worse, tie, or unknown (censoring blocks the direction, or fewer than 2
+   informative pairs). `decide` is the outcome of the rule before 2026-12-05 (rule_v1), kept for its reports.
 """
 from __future__ import annotations
 
@@ -176,16 +177,18 @@ def orient(d: Paired, lo: float, hi: float, higher_is_better: bool) -> Oriented:
 
 
 def outcome(o: Oriented, margin: float | None) -> str:
-    """better (lo > 0) | worse (hi < 0) | equivalent (inside ±δ) | tie | unknown, from the interval the label rests
-    on. A difference the censoring cannot vouch for is unknown; so is an effect from fewer than 2 pairs."""
+    """equivalent (inside ±δ, whether or not it excludes 0: a difference smaller than δ is not one of interest) |
+    better (lo > 0) | worse (hi < 0) | tie (none: the interval holds 0 and reaches ±δ) | unknown, from the interval
+    the label rests on. A difference the censoring cannot vouch for is unknown; so is an effect from fewer than 2
+    pairs."""
     if o.n < 2 or math.isnan(o.lo) or math.isnan(o.hi):
         return "unknown"
+    if margin is not None and o.equivalent(margin):
+        return "equivalent"
     if o.lo > 0:
         return "better" if o.can_lo else "unknown"
     if o.hi < 0:
         return "worse" if o.can_hi else "unknown"
-    if margin is not None and o.equivalent(margin):
-        return "equivalent"
     return "tie"
 
 
@@ -205,7 +208,7 @@ def seeds_needed(pilot_diffs: Sequence[float] | Mapping[int, float], margin: flo
     sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / (len(diffs) - 1))
     if sd == 0.0:
         return 2
-    from statsmodels.stats.power import TTestPower   # imported here: only designs need it (1 s to import)
+    from statsmodels.stats.power import TTestPower  # imported here: only designs need it (1 s to import)
 
     test, effect = TTestPower(), margin / sd
     if test.power(effect_size=effect, nobs=2, alpha=alpha / m, alternative="two-sided") >= power:
