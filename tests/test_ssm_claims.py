@@ -209,19 +209,18 @@ def _stats(dw, dm, dv, skew):
     for s in SEEDS:
         for v, med in (("dW", dw), ("dM", dm), ("dV", dv)):
             rows.append({"row": "svhn_resnet", "seed": s, "vector": v, "median": med + 0.01 * s, "skew": skew + 0.01 * s,
-                         "ordered_rounds": 3, "measured_rounds": 3})
+                         "q95": -1.3, "ordered_rounds": 3, "measured_rounds": 3})
     return pd.DataFrame(rows)
 
 
 def test_figure1_ordering_and_skewness_bound():
-    settings = {"rows": ["svhn_resnet"], "datasets": {"svhn_resnet": {"dataset": "digits", "model": "linear"}}}
+    settings = {"rows": ["svhn_resnet"], "datasets": {"svhn_resnet": {"dataset": "digits", "model": "linear"}},
+                "run": {"beta1": 0.9, "beta2": 0.999, "local_steps": 5}, "lr": {"fedadam_ssm": 0.003}}
     ok = _verdicts(fig1.claims(_stats(-2.0, -3.0, -6.0, 0.3), settings))
-    assert ok["F1.1"] == C.CONFIRMED and ok["F1.2"] == C.CONFIRMED and ok["F1.3"] == C.NOT_TESTABLE
+    assert ok["F1.1"] == C.CONFIRMED and ok["F1.2"] == C.NOT_TESTABLE and ok["F1.3"] == C.NOT_TESTABLE
     bad = _verdicts(fig1.claims(_stats(-6.0, -3.0, -2.0, 1.8), settings))
-    assert bad["F1.1"] == C.REFUTED and bad["F1.2"] == C.REFUTED
-    at_bound = fig1.claims(_stats(-2.0, -3.0, -6.0, 0.98), settings)  # 0.98–1.02 straddles the bound 1
-    assert _verdicts(at_bound)["F1.2"] == C.INCONCLUSIVE
-    _recomputes(at_bound)
+    assert bad["F1.1"] == C.REFUTED and bad["F1.2"] == C.NOT_TESTABLE     # no criterion in the paper: no verdict
+    _recomputes(fig1.claims(_stats(-2.0, -3.0, -6.0, 0.98), settings))
 
 
 # ---------------------------------------------------------------------------------------------- the aggregates

@@ -17,19 +17,23 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm import table1
+from fedlib.papers.fedadam_ssm import baselines, table1
 from fedlib.papers.fedadam_ssm.budget import accuracy_at_budget, comm_to_target_mbit
 from fedlib.papers.fedadam_ssm.common import (
     NAMES,
+    TASK_NAMES,
+    ablation_variants,
     comparison_configs,
     comparison_settings,
     header,
     mbit,
     run_label,
+    runs_cell,
     settings_lines,
     short_stand_ins,
     stand_ins,
     tag,
+    variant,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, profiles, schema
@@ -86,8 +90,22 @@ def runs_settings(settings: Mapping[str, Any], params_file: str | Path | None = 
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    """Table I's comparison runs (its ablation runs are Table I's alone)."""
-    return comparison_configs(runs_settings(settings))
+    """Table I's comparison runs, and its runs of the quantised baselines at their other plausible settings (A8/A9:
+    judged, not plotted); the rest of its ablation is Table I's alone."""
+    block = runs_settings(settings)
+    return comparison_configs(block) + [c for alg, fields, _ in ablation_variants(block) if alg in QUANTISED
+                                        for c in comparison_configs(block, [alg], fields)]
+
+
+def split(records: Sequence[dict], block: Mapping[str, Any], alg: str = "", var: str = "") -> list[dict]:
+    """The comparison's records; with `alg` and `var`, `alg`'s runs replaced by those of its variant `var`."""
+    keep = []
+    for rec in records:
+        v = variant(rec, block)
+        mine = rec["config"]["algorithm"] == alg
+        if (v == "" and not mine) or (mine and v == var):
+            keep.append(rec)
+    return keep
 
 
 # ---------------------------------------------------------------------------------------------- build
@@ -138,6 +156,8 @@ def moving(curves: Sequence[Sequence[float]]) -> str:
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     block = runs_settings(settings)
+    every = list(records)
+    records = split(every, block)
     acc = accuracy_frame(records, block)
     algs = [a for a in P.ALGORITHMS if a in block["algorithms"]]
     curves = (acc.groupby(["row", "dist", "method", "round", "uplink_mbit"], sort=False)["test_acc"]
@@ -147,7 +167,7 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     for (row, dist, alg), g in pairs.groupby(["row", "dist", "algorithm"], sort=False):
         g = g.dropna(subset=["acc_ours", "acc_base"])
         paper = P.FIG2_IMPROVEMENT.get(dist, {}).get(row, {}).get(alg)
-        summary.append({"setting": P.SETTING_NAMES.get(dist, dist), "paper_task": P.TASK_NAMES.get(row, row),
+        summary.append({"setting": P.SETTING_NAMES.get(dist, dist), "paper_task": TASK_NAMES.get(row, row),
                         "data": run_label(block, row), "baseline": NAMES[alg], "row": row, "dist": dist,
                         "algorithm": alg, "budget_mbit": float(g["budget_mbit"].mean()) if len(g) else math.nan,
                         "acc_ssm": float(g["acc_ours"].mean()) if len(g) else math.nan,
@@ -157,9 +177,14 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                         "status_ssm": moving(list(g["curve_ours"])) if len(g) else "",
                         "status_baseline": moving(list(g["curve_base"])) if len(g) else ""})
     summary = pd.DataFrame(summary)
+
+    def judge_with(alg: str, var: str) -> list[C.Claim]:
+        recs = split(every, block, alg, var)
+        return claims(matched(recs, block), recs, block, algs, summary.iloc[0:0])
+
+    found = baselines.robust(claims(pairs, records, block, algs, summary), judge_with, block)
     return {"records": records, "block": block, "acc": acc, "curves": round_floats(curves, 4), "pairs": pairs,
-            "summary": summary, "algorithms": algs, "coincide": coincidences(acc),
-            "claims": claims(pairs, records, block, algs, summary)}
+            "summary": summary, "algorithms": algs, "coincide": coincidences(acc), "claims": found}
 
 
 def coincidences(acc: pd.DataFrame) -> list[dict]:
@@ -236,7 +261,7 @@ def claims(pairs: pd.DataFrame, records: Sequence[dict], block: Mapping[str, Any
             cmp = C.paired(_acc_side(name or NAMES[OURS], label, NAMES[alg], ours),
                            _acc_side(NAMES[alg], label, NAMES[alg], base), higher_is_better=True,
                            label=f"{label} at {g['budget_mbit'].mean():.3g} Mbit", fmt="{:.1f}")
-            cmp.text += f" (paper, {P.TASK_NAMES.get(row, row)}: +{paper}%)"
+            cmp.text += f" (paper, {TASK_NAMES.get(row, row)}: +{paper}%)"
             comps.append(cmp)
         return comps
 
@@ -267,7 +292,7 @@ def _iid_claim(records: Sequence[dict], block: Mapping[str, Any], shift: float =
         if rec["config"]["algorithm"] == OURS:
             ours[(*tag(rec, block), rec["config"]["seed"])] = rec
     comps, notes = [], []
-    for row in block["rows"]:
+    for row in [r for r in block["rows"] if runs_cell(block, r, "iid", OURS) and runs_cell(block, r, "noniid", OURS)]:
         label = run_label(block, row)
         target = min(block["targets"][row][d] for d in ("iid", "noniid")) + shift
         finals, comms, caps, curves = {}, {}, {}, {}
@@ -331,6 +356,10 @@ def plot(result: dict, log_x: bool = True):
                         linewidth=2.2 if method == NAMES[OURS] else 1.3)
                 ax.fill_between(g["uplink_mbit"], g["acc_mean"] - g["acc_std"].fillna(0),
                                 g["acc_mean"] + g["acc_std"].fillna(0), color=color, alpha=0.10, linewidth=0)
+            if not runs_cell(block, row, dist):
+                ax.axis("off")
+                ax.set_title(f"{run_label(block, row)} — {P.SETTING_NAMES.get(dist, dist)}: not run", fontsize=10)
+                continue
             ax.axhline(100 * block["targets"][row][dist], color="black", linestyle=":", linewidth=1)
             if log_x:
                 ax.set_xscale("log")
