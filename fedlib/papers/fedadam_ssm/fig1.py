@@ -103,7 +103,7 @@ def _per_seed(stats: pd.DataFrame, row: str, vector: str, column: str, transform
 def step_edge(settings: Mapping[str, Any]) -> tuple[float, float]:
     """log10 of Adam's per-coordinate ceilings on |ΔW| after L local steps (ε inside the root, no bias correction):
     one dominant gradient sign gives |m/√v| = (1 − β1)/√(1 − β2) per step; Cauchy–Schwarz bounds any history by
-    (1 − β1)/√((1 − β2)(1 − β1²/β2)). ΔW's log-magnitudes pile up below the first and cannot pass the second: a
+    (1 − β1)/√((1 − β2)(1 − β1²/β2)). ΔW's log-magnitudes gather near the first and cannot pass the second: a
     hard right edge, hence their negative skew."""
     run = settings["run"]
     b1, b2, L = run.get("beta1", 0.9), run["beta2"], run["local_steps"]
