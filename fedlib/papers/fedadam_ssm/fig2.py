@@ -155,7 +155,11 @@ def moving(curves: Sequence[Sequence[float]]) -> str:
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    block = runs_settings(settings)
+    return build_block(records, runs_settings(settings))
+
+
+def build_block(records: Sequence[dict], block: Mapping[str, Any]) -> dict:
+    """Curves, matched accuracies and claims from Table I's runs (`block`: Table I's settings)."""
     every = list(records)
     records = split(every, block)
     acc = accuracy_frame(records, block)
@@ -184,7 +188,20 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
 
     found = baselines.robust(claims(pairs, records, block, algs, summary), judge_with, block)
     return {"records": records, "block": block, "acc": acc, "curves": round_floats(curves, 4), "pairs": pairs,
-            "summary": summary, "algorithms": algs, "coincide": coincidences(acc), "claims": found}
+            "summary": summary, "algorithms": algs, "coincide": coincidences(acc), "claims": found, "every": every}
+
+
+def every_record(result: dict) -> list[dict]:
+    return result.get("every", result["records"])
+
+
+def shared_sections(claims_: Sequence[C.Claim], block: Mapping[str, Any]) -> str:
+    """Sections both comparison pages carry: the baselines' settings and the refuted claims' observations."""
+    from fedlib.papers.fedadam_ssm import observations
+
+    parts = [baselines.markdown(claims_, block),
+             observations.markdown(claims_, {"T1": "table1.md", "A9": "table1.md", "F2": "fig2.md"})]
+    return "\n\n".join(p for p in parts if p)
 
 
 def coincidences(acc: pd.DataFrame) -> list[dict]:
@@ -257,6 +274,10 @@ def claims(pairs: pd.DataFrame, records: Sequence[dict], block: Mapping[str, Any
             ours = {int(s): (None if v is None or math.isnan(v) else v - shift)
                     for s, v in zip(g["seed"], g["acc_ours"])}
             base = {int(s): (None if v is None or math.isnan(v) else v) for s, v in zip(g["seed"], g["acc_base"])}
+            both = [s for s in ours if ours[s] is not None and base[s] is not None]   # an evaluation within it
+            if not both:            # a run ends before the other's first round's uplink: nothing to compare
+                continue
+            ours, base = {s: ours[s] for s in both}, {s: base[s] for s in both}
             paper = P.FIG2_IMPROVEMENT.get(dist, {}).get(row, {}).get(alg)
             cmp = C.paired(_acc_side(name or NAMES[OURS], label, NAMES[alg], ours),
                            _acc_side(NAMES[alg], label, NAMES[alg], base), higher_is_better=True,
@@ -410,6 +431,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "'3.8% ~ 10.9%' while the per-task maximum is 10.7%; vs Fairness-Top '1.1% ~ 2.9%' while the non-IID "
              "VGG-11 entry is 5.9%; vs 1-bit Adam '15.2% ~ 36.5%' and vs Efficient Adam '14.5% ~ 39.6%' while the "
              "per-task minimum is 14.4%). The paper does not say at which uplink the improvements are read (A15).\n\n")
+    both = table1.build(every_record(result), block)["claims"] + result["claims"]
+    text += shared_sections(both, block) + "\n\n"
     numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}/improvement_pp": r["improvement_pp"]
                for _, r in result["summary"].iterrows()}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
