@@ -112,3 +112,10 @@ def test_a_row_subset_runs_only_its_algorithms_and_distributions():
                    ("mlp_small", "iid", "fedadam_ssm")]
     assert runs_cell(block, "b", "iid") and not runs_cell(block, "b", "noniid")
     assert not runs_cell(block, "b", "iid", "fedadam_top") and runs_cell(block, "a", "noniid", "fedadam_top")
+
+
+def test_observations_grouped_by_method_name_their_cells_and_claims():
+    a = C.judge("T1.1", "t", "s", [_cmp("FedAdam-SSM", WORSE[0], "Efficient Adam", WORSE[1]),
+                                   _cmp("FedAdam-SSM", WORSE[0], "Efficient Adam", WORSE[1], setting="synthetic IID")])
+    b = C.judge("T1.2", "t", "s", [_cmp("FedAdam-SSM", WORSE[0], "Fairness-Top", WORSE[1])])
+    assert observations.by_method([a, b]) == "Efficient Adam in 2 cells (T1.1); Fairness-Top in 1 cell (T1.2)"

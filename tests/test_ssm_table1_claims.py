@@ -61,7 +61,7 @@ def same() -> dict[str, C.Claim]:
     return run()
 
 
-DATA = "data: 4 cells: 2 tasks (2 distinct datasets: digits (linear), synthetic (mlp)) × 2 distributions; "
+DATA = "data: 4 cells on 2 tasks (2 distinct datasets): digits (linear) IID/Non-IID; synthetic (mlp) IID/Non-IID; "
 
 
 # ---------------------------------------------------------------------------------------------- which cells

@@ -90,3 +90,24 @@ def is_dependent(claim: Mapping[str, Any] | C.Claim) -> bool:
     reason = claim.get("reason", "") if isinstance(claim, Mapping) else claim.reason
     return (claim.get("status") if isinstance(claim, Mapping) else claim.status) == C.INCONCLUSIVE and \
         reason.startswith(LABEL)
+
+
+def markdown(claims: Sequence[C.Claim], settings: Mapping[str, Any]) -> str:
+    """The page section: each claim that compares a quantised baseline, its verdict per plausible setting."""
+    rows = []
+    for c in claims:
+        line = c.reason if is_dependent(c) else next((e for e in c.evidence if e.startswith("baseline settings")), "")
+        if not line:
+            continue
+        per = line.split("verdict per setting: ", 1)[1].split(" — ")[0]
+        rows.append(f"| {c.id} | {per} | {'inconclusive (' + LABEL + ')' if is_dependent(c) else c.status} |")
+    if not rows:
+        return ""
+    settings_text = "; ".join(label for label, _, _ in alternatives(settings))
+    return ("### The quantised baselines' unspecified settings (A8, A9)\n\n"
+            "The paper gives neither 1-bit Adam's warm-up length (A8) nor how Efficient Adam, a method with one step "
+            f"per communication, runs with L local steps (A9). Besides the comparison's own settings "
+            f"({default_label(settings)}) each claim that compares one of them is judged with that baseline's runs "
+            f"at: {settings_text} (extra runs, the other methods' runs unchanged). A verdict that changes within "
+            f"this range is 'inconclusive ({LABEL})', never refuted or confirmed.\n\n"
+            "| Claim | Verdict per setting | Verdict |\n| :--- | :--- | :--- |\n" + "\n".join(rows))

@@ -138,21 +138,10 @@ def comparison_params() -> dict[str, schema.Key]:
             "subset": SUBSET}
 
 
-def row_algorithms(settings: Mapping[str, Any], row: str) -> list[str]:
-    """The block's algorithms that run on `row` (all of them unless `subset` names fewer)."""
-    keep = ((settings.get("subset") or {}).get(row) or {}).get("algorithms")
-    return [a for a in settings["algorithms"] if keep is None or a in keep]
-
-
-def row_distributions(settings: Mapping[str, Any], row: str) -> list[str]:
-    """The block's distributions that run on `row`."""
-    keep = ((settings.get("subset") or {}).get(row) or {}).get("distributions")
-    return [d for d in settings["distributions"] if keep is None or d in keep]
-
-
 def runs_cell(settings: Mapping[str, Any], row: str, dist: str, alg: str | None = None) -> bool:
-    """Whether the cell (row, distribution), and `alg` in it, is run."""
-    return dist in row_distributions(settings, row) and (alg is None or alg in row_algorithms(settings, row))
+    """Whether the cell (row, distribution), and `alg` in it, is run: every cell unless `subset` names fewer."""
+    sub = (settings.get("subset") or {}).get(row) or {}
+    return dist in sub.get("distributions", [dist]) and (alg is None or alg in sub.get("algorithms", [alg]))
 
 
 # ---------------------------------------------------------------------------------------------- the comparison grid

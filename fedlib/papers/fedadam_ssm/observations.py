@@ -82,4 +82,19 @@ def markdown(claims: Sequence[C.Claim], where: Mapping[str, str] | None = None) 
             "distinct observations (a method and a cell where a comparison goes against the claim: a baseline "
             "significantly ahead of FedAdam-SSM, or a count of seeds reaching the target other than the paper's). "
             "A claim sharing an observation with another is refuted by the same runs, not by independent "
-            "evidence.\n\n" + markdown_table(t))
+            "evidence. By method: " + by_method(claims) + ".\n\n" + markdown_table(t))
+
+
+def by_method(claims: Sequence[C.Claim]) -> str:
+    """'Efficient Adam in 6 cells (T1.1, T1.7, …); …': the observations grouped by method, with the claims."""
+    groups: dict[str, tuple[set, list]] = {}
+    for c in claims:
+        if c.status != C.REFUTED:
+            continue
+        for method, cell in {observation(x) for x in contrary(c)}:
+            cells, ids = groups.setdefault(method, (set(), []))
+            cells.add(cell)
+            if c.id not in ids:
+                ids.append(c.id)
+    return "; ".join(f"{m} in {len(cells)} cell{'s' if len(cells) > 1 else ''} ({', '.join(ids)})"
+                     for m, (cells, ids) in sorted(groups.items(), key=lambda kv: -len(kv[1][0])))

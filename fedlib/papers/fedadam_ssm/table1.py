@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.papers.fedadam_ssm import ablation, baselines
+from fedlib.papers.fedadam_ssm import ablation, baselines, indexbits
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit
+from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit, model_size
 from fedlib.papers.fedadam_ssm.common import (
     INF_TEXT,
     NAMES,
@@ -391,6 +391,11 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += "Paper notes: " + " ".join(PAPER_NOTES) + "\n\n"
     if result.get("ablation"):
         text += ablation.markdown(result["ablation"], settings) + "\n\n"
+    text += indexbits.markdown(settings, run_label, model_size) + "\n\n"
+    from fedlib.papers.fedadam_ssm import fig2          # here: fig2 imports this module
+
+    both = result["claims"] + fig2.build_block(result["records"], settings)["claims"]
+    text += fig2.shared_sections(both, settings) + "\n\n"
     numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}{'/' + r['variant'] if r['variant'] else ''}/comm_mbit":
                r["mean"] for _, r in result["agg"].iterrows()}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
