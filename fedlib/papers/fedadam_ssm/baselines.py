@@ -11,6 +11,8 @@ scorecard can show it, and the verdicts per setting are its first evidence line.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -56,9 +58,8 @@ def involves(claim: C.Claim, alg: str) -> bool:
 def dependent(claim: C.Claim, line: str) -> C.Claim:
     """The claim as 'inconclusive (depends on an unspecified baseline setting)': the per-setting verdicts first,
     the comparisons and evidence of the comparison's own setting kept below."""
-    out = C.Claim(claim.id, claim.text, claim.source, C.INCONCLUSIVE,
-                  [f"inconclusive ({LABEL}): {line}", *claim.evidence], claim.rule, claim.kind, claim.quote,
-                  claim.aggregate, claim.comparisons, f"{LABEL}: {line}")
+    out = dataclasses.replace(claim, status=C.INCONCLUSIVE, evidence=[f"inconclusive ({LABEL}): {line}",
+                                                                       *claim.evidence], reason=f"{LABEL}: {line}")
     out._comparison_objects = getattr(claim, "_comparison_objects", [])
     return out
 

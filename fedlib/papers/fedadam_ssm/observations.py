@@ -34,7 +34,8 @@ def contrary(claim: C.Claim | Mapping) -> list[dict]:
     comps = claim["comparisons"] if isinstance(claim, Mapping) else claim.comparisons
     if agg == "match":
         return [c for c in comps if c["outcome"] not in ("tie", "unknown")]
-    return [c for c in comps if c["outcome"] == "worse"]
+    # a comparison that excludes the claimed gain ("no gain", under the margin rule) or shows a contrary effect
+    return [c for c in comps if c["outcome"] == "worse" or c.get("reading") == "no gain"]
 
 
 REFERENCES = ("every seed", "Table I")         # the count a `match` claim implies, not a method
