@@ -3,6 +3,7 @@ the refuted claims' shared observations (observations.py), the index share of th
 subsets and ablation variants of the comparison block (common.py)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from fedlib.papers.fedadam_ssm import baselines, indexbits, observations
@@ -119,3 +120,17 @@ def test_observations_grouped_by_method_name_their_cells_and_claims():
                                    _cmp("FedAdam-SSM", WORSE[0], "Efficient Adam", WORSE[1], setting="synthetic IID")])
     b = C.judge("T1.2", "t", "s", [_cmp("FedAdam-SSM", WORSE[0], "Fairness-Top", WORSE[1])])
     assert observations.by_method([a, b]) == "Efficient Adam in 2 cells (T1.1); Fairness-Top in 1 cell (T1.2)"
+
+
+def test_pilot_power_matches_statsmodels_and_margins_follow_the_papers_claimed_effects():
+    from statsmodels.stats.power import TTestPower
+
+    from fedlib.papers.fedadam_ssm import pilot
+
+    diffs = [0.0, 1.0, 2.0]                                   # sd 1: effect size = margin
+    want = TTestPower().solve_power(effect_size=1.0, alpha=0.05 / 3, power=0.8, alternative="two-sided")
+    assert pilot.seeds_needed(diffs, 1.0, m=3) == int(np.ceil(want))
+    assert pilot.seeds_needed([0.5, 0.5], 1.0) == 2           # no spread: the fewest a t-test takes
+    assert pilot.margin_for("T1.3", "Comm. to target (Mbit)", [1.0, 3.0]) == pytest.approx(0.37 * 2.0)
+    assert pilot.margin_for("F2.6", "accuracy at the uplink shared with 1-bit Adam (%)", []) == 15.2
+    assert pilot.margin_for("T1.9", "rounds to target", []) == 1.0
