@@ -134,3 +134,18 @@ def test_pilot_power_matches_statsmodels_and_margins_follow_the_papers_claimed_e
     assert pilot.margin_for("T1.3", "Comm. to target (Mbit)", [1.0, 3.0]) == pytest.approx(0.37 * 2.0)
     assert pilot.margin_for("F2.6", "accuracy at the uplink shared with 1-bit Adam (%)", []) == 15.2
     assert pilot.margin_for("T1.9", "rounds to target", []) == 1.0
+
+
+def test_design_lines_mark_an_inconclusive_claim_with_too_few_seeds_underpowered():
+    from fedlib.papers.fedadam_ssm import designs
+
+    tie = C.judge("T1.3", "t", "s", [_cmp("FedAdam-SSM", [1, 2, 3, 4, 5], "FedAdam-Top", [2, 1, 4, 3, 5])])
+    sure = C.judge("T1.4", "t", "s", [_cmp("FedAdam-SSM", BETTER[0], "SSM_V", BETTER[1])])
+    other = C.judge("X9", "t", "s", [_cmp("FedAdam-SSM", BETTER[0], "SSM_V", BETTER[1])])
+    designs.annotate([tie, sure, other], 5)
+    assert tie.status == C.INCONCLUSIVE and tie.evidence[-1] == (
+        "design (fixed at 4780f42 on pilot seeds 100–102): margin Comm. × 0.37; seeds needed 11 (median) / 70 "
+        "(largest) over the comparisons, 5 run; inconclusive (underpowered)")
+    assert sure.evidence[-1].endswith("9 (largest) over the comparisons, 5 run")      # confirmed: decided
+    assert not any(e.startswith("design") for e in other.evidence)
+    assert not designs.underpowered(tie, 70)

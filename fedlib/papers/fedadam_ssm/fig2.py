@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm import baselines, table1
+from fedlib.papers.fedadam_ssm import baselines, designs, table1
 from fedlib.papers.fedadam_ssm.budget import accuracy_at_budget, comm_to_target_mbit
 from fedlib.papers.fedadam_ssm.common import (
     NAMES,
@@ -186,7 +186,8 @@ def build_block(records: Sequence[dict], block: Mapping[str, Any]) -> dict:
         recs = split(every, block, alg, var)
         return claims(matched(recs, block), recs, block, algs, summary.iloc[0:0])
 
-    found = baselines.robust(claims(pairs, records, block, algs, summary), judge_with, block)
+    found = designs.annotate(baselines.robust(claims(pairs, records, block, algs, summary), judge_with, block),
+                             len(block["seeds"]))
     return {"records": records, "block": block, "acc": acc, "curves": round_floats(curves, 4), "pairs": pairs,
             "summary": summary, "algorithms": algs, "coincide": coincidences(acc), "claims": found, "every": every}
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.papers.fedadam_ssm import ablation, baselines, indexbits
+from fedlib.papers.fedadam_ssm import ablation, baselines, designs, indexbits
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit, model_size
 from fedlib.papers.fedadam_ssm.common import (
@@ -168,6 +168,7 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     abl = ablation.build(records, runs, settings) if settings.get("ablation") else None
     if abl is not None:
         claims_ += abl["claims"]
+    claims_ = designs.annotate(claims_, len(settings["seeds"]))
     return {"records": records, "runs": runs, "agg": agg, "csv": csv, "algorithms": algs, "claims": claims_,
             "ablation": abl}
 
