@@ -193,7 +193,7 @@ def conclusion(result: dict, settings: Mapping[str, Any]) -> str:
              + ("Table I's ∞ (a target missed on every seed) appears only with " + "; ".join(infinite)
                 if infinite else "no variant misses a target on every seed, so none reproduces Table I's ∞")
              + ". Both plausible forms of Efficient Adam (L local steps, or its own one step per communication) "
-               "are charged as its own paper charges a quantised vector, d + 32 bits; the 32-bit recharge is a "
+               "are charged for what they send, a scaled sign of d bits and one 32-bit scale; the 32-bit recharge is a "
                "diagnostic of the paper's ∞ (no accounting charges a sign-quantised vector 32 bits a coordinate), "
                "not a plausible setting, so the claims against Efficient Adam are judged over its two forms only "
                "(section 'The quantised baselines' unspecified settings'). The stand-in itself (the paper's tasks "
