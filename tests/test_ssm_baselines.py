@@ -149,3 +149,12 @@ def test_design_lines_mark_an_inconclusive_claim_with_too_few_seeds_underpowered
     assert sure.evidence[-1].endswith("9 (largest) over the comparisons, 5 run")      # confirmed: decided
     assert not any(e.startswith("design") for e in other.evidence)
     assert not designs.underpowered(tie, 70)
+
+
+def test_designs_fill_the_rules_fields():
+    from fedlib.papers.fedadam_ssm import designs
+
+    tie = C.judge("F2.1", "t", "s", [_cmp("FedAdam-SSM", [1, 2, 3, 4, 5], "FedAdam-Top", [2, 1, 4, 3, 5])])
+    designs.annotate([tie], 5)
+    assert tie.design["seeds_needed"] == 322 and tie.design["fixed_at"] == "4780f42" and tie.seeds_run == 5
+    assert tie.underpowered and tie.design["pilot_seeds"] == [100, 101, 102]

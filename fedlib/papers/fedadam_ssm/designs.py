@@ -25,6 +25,31 @@ DESIGNS: dict[str, tuple[str, int, int]] = {
 }
 
 
+MECHANISM = {
+    "T1.1": "fewer bits per round at no loss per round, against every baseline",
+    "T1.2": "one mask instead of Fairness-Top's fair share of three rankings",
+    "T1.3": "one mask (3 value vectors + 1 index set) instead of three",
+    "T1.4": "the mask from ΔW (largest) instead of ΔM / ΔV", "T1.5": "0.054–0.058× dense FedAdam's bits per round",
+    "T1.8": "the abstract's 1.1× over the sparse baselines", "T1.9": "1-bit Adam compresses after its warm-up",
+    "F2.1": "as T1.3, accuracy at equal uplink", "F2.2": "as T1.2, accuracy at equal uplink",
+    "F2.3": "as T1.4 (SSM_M), accuracy at equal uplink", "F2.4": "as T1.4 (SSM_V), accuracy at equal uplink",
+    "F2.5": "as T1.5, accuracy at equal uplink", "F2.6": "error-compensated signs lose accuracy against a sparse mask",
+    "F2.7": "as F2.6, Efficient Adam", "F2.8": "the abstract's 14.5 points over the quantised baselines",
+    "F2.9": "heterogeneity slows FedAdam-SSM (Theorem 2's dissimilarity term)",
+}
+REGIME = ("budgets of ~8 dense FedAdam rounds (4 on the CNN) in which FedAdam-SSM and FedAdam reach every pilot "
+          "target; indices 8.9–13.5 % of FedAdam-SSM's uplink (13.1–17.2 % in the paper)")
+TARGET = "A14 rule on the pilot: IID 80 / 80 / 45 / 20 %, non-IID 60 / 65 / 25 %"
+
+
+def design(cid: str) -> C.Design | None:
+    """The claim's Design for the decision rule (margin None: each comparison's own, as the rule defaults it)."""
+    d = DESIGNS.get(cid)
+    if d is None or not hasattr(C, "Design"):
+        return None
+    return C.Design(MECHANISM.get(cid, "(check) " + cid), REGIME, TARGET, None, d[2], PILOT_SEEDS, FIXED_AT)
+
+
 def underpowered(claim: C.Claim, n_run: int) -> bool:
     """Inconclusive (and not for a baseline's setting) with fewer seeds run than the design's largest need."""
     d = DESIGNS.get(claim.id)
@@ -43,4 +68,7 @@ def annotate(claims: Sequence[C.Claim], n_run: int) -> list[C.Claim]:
                           f"{margin}; seeds needed {median:,} (median) / {largest_text} (largest) over the "
                           f"comparisons, {n_run} run" + ("; inconclusive (underpowered)" if underpowered(c, n_run)
                                                          else ""))
+        dz = design(c.id)
+        if dz is not None and hasattr(c, "underpowered"):     # the decision rule's own fields, for the scorecard
+            c.design, c.seeds_run, c.underpowered = dz.to_dict(), n_run, underpowered(c, n_run)
     return list(claims)
