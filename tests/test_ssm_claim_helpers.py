@@ -69,8 +69,8 @@ def test_peak_claim_on_final_accuracy_in_full():
     assert (c.id, c.text, c.source, c.quote, c.status, c.aggregate, c.rule) == (
         "X", "t", "s", "q", C.CONFIRMED, "peak", PEAK_RULE)
     assert c.evidence == [
-        f"better: {DIG}: L=5 80.2 vs L=1 50.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 1.87e-32",
-        f"better: {DIG}: L=5 80.2 vs L=20 60.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 1.87e-32",
+        f"better: {DIG}: L=5 80.2 vs L=1 50.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 1.87e-32, δ = 1.0",
+        f"better: {DIG}: L=5 80.2 vs L=20 60.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 1.87e-32, δ = 1.0",
         f"{DIG}: best interior value L=5; grid 1, 5, 20 (the paper's own L = 30 is outside it)",
         f"convergence: still moving at the last round on {DIG}: L=5 still rising; their final accuracies are read "
         "before the curves flatten"]
@@ -102,8 +102,8 @@ def test_peak_claim_on_rounds_to_target_in_full_with_its_sensitivity():
                                 higher={1: None, 5: 4, 20: 9}), SW, "X", "t", "s", "q", "L", "{:g}", "rtt")
     assert c.status == C.CONFIRMED and c.aggregate == "peak"
     assert c.evidence == [
-        f"better: {DIG}: L=5 4.33 vs L=1 20.3; Δ = -16 [-16, -16] (n = 3), Holm p = 0",
-        f"better: {DIG}: L=5 4.33 vs L=20 9.33; Δ = -5 [-5, -5] (n = 3), Holm p = 0",
+        f"better: {DIG}: L=5 4.33 vs L=1 20.3; Δ = -16 [-16, -16] (n = 3), Holm p = 0, δ = 1",
+        f"better: {DIG}: L=5 4.33 vs L=20 9.33; Δ = -5 [-5, -5] (n = 3), Holm p = 0, δ = 1",
         f"{DIG}: best interior value L=5; grid 1, 5, 20",
         "sensitivity: target -1 pp: refuted (2 worse); target +1 pp: confirmed (2 better)"]
     rtt = "rounds to 80%"
@@ -136,8 +136,8 @@ def test_monotone_claim_on_final_accuracy_in_full():
     assert (c.id, c.text, c.source, c.quote, c.status, c.aggregate, c.rule) == (
         "X", "t", "s", "q", C.CONFIRMED, "all", MONO_RULE)
     assert c.evidence == [
-        f"better: {DIG}: α=0.05 70.2 vs α=0.01 50.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 1.58e-32",
-        f"better: {DIG}: α=1 90.2 vs α=0.05 70.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 0",
+        f"better: {DIG}: α=0.05 70.2 vs α=0.01 50.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 1.58e-32, δ = 1.0",
+        f"better: {DIG}: α=1 90.2 vs α=0.05 70.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 0, δ = 1.0",
         f"convergence: still moving at the last round on {DIG}: α=1 still falling; their final accuracies are read "
         "before the curves flatten"]
     fin = "final accuracy (%)"
@@ -153,8 +153,8 @@ def test_monotone_claim_on_rounds_in_full_with_its_sensitivity():
                              SW, "X", "t", "s", "q", "α", "{:g}", "rtt")
     assert c.status == C.CONFIRMED and c.aggregate == "all"
     assert c.evidence == [
-        f"better: {DIG}: α=0.05 9.33 vs α=0.01 >30; Δ = -20.7 [-22.1, -19.2] (n = 3), Holm p = 0.00026",
-        f"better: {DIG}: α=1 3.33 vs α=0.05 9.33; Δ = -6 [-6, -6] (n = 3), Holm p = 0",
+        f"better: {DIG}: α=0.05 9.33 vs α=0.01 >30; Δ = -20.7 [-22.1, -19.2] (n = 3), Holm p = 0.00026, δ = 1",
+        f"better: {DIG}: α=1 3.33 vs α=0.05 9.33; Δ = -6 [-6, -6] (n = 3), Holm p = 0, δ = 1",
         "sensitivity: target -1 pp: refuted (1 better, 1 worse); target +1 pp: confirmed (2 better)"]
     rtt = "rounds to 80%"
     assert sides(c) == [("α=0.05", rtt, 30.0, "α=0.01", rtt, 30.0, False),
@@ -181,10 +181,10 @@ def test_peak_claim_compares_and_notes_every_row():
                          SW2, "X", "t", "s", "q", "L", "{:g}", "final")
     assert c.status == C.CONFIRMED
     assert c.evidence == [
-        f"better: {DIG}: L=5 80.2 vs L=1 50.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 2.8e-32",
-        f"better: {DIG}: L=5 80.2 vs L=20 60.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 2.8e-32",
-        "better: synthetic (mlp): L=5 70.2 vs L=1 40.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 2.8e-32",
-        "better: synthetic (mlp): L=5 70.2 vs L=20 30.2; Δ = 40.0 [40.0, 40.0] (n = 3), Holm p = 2.1e-32",
+        f"better: {DIG}: L=5 80.2 vs L=1 50.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 2.8e-32, δ = 1.0",
+        f"better: {DIG}: L=5 80.2 vs L=20 60.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 2.8e-32, δ = 1.0",
+        "better: synthetic (mlp): L=5 70.2 vs L=1 40.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 2.8e-32, δ = 1.0",
+        "better: synthetic (mlp): L=5 70.2 vs L=20 30.2; Δ = 40.0 [40.0, 40.0] (n = 3), Holm p = 2.1e-32, δ = 1.0",
         f"{DIG}: best interior value L=5; grid 1, 5, 20",
         f"convergence: every L curve is flat over its last 10% of rounds on {DIG}",
         "synthetic (mlp): best interior value L=5; grid 1, 5, 20",
@@ -206,10 +206,10 @@ def test_rounds_in_the_thousands_print_lower_case_exponents():
     mono = sweep.monotone_claim(result({1: 0, 5: 0, 20: 0}, {1: 2500, 5: 1200, 20: 900}), SW, "X", "t", "s", "q",
                                 "L", "{:g}", "rtt")
     assert mono.evidence[:2] == [
-        f"better: {DIG}: L=5 1.2e+03 vs L=1 2.5e+03; Δ = -1.3e+03 [-1.3e+03, -1.3e+03] (n = 3), Holm p = 0",
-        f"better: {DIG}: L=20 900 vs L=5 1.2e+03; Δ = -300 [-300, -300] (n = 3), Holm p = 0"]
+        f"better: {DIG}: L=5 1.2e+03 vs L=1 2.5e+03; Δ = -1.3e+03 [-1.3e+03, -1.3e+03] (n = 3), Holm p = 0, δ = 1",
+        f"better: {DIG}: L=20 900 vs L=5 1.2e+03; Δ = -300 [-300, -300] (n = 3), Holm p = 0, δ = 1"]
     peak = sweep.peak_claim(result({1: 0, 5: 0, 20: 0}, {1: 2500, 5: 1200, 20: 1900}), SW, "X", "t", "s", "q", "L",
                             "{:g}", "rtt")
     assert peak.evidence[:2] == [
-        f"better: {DIG}: L=5 1.2e+03 vs L=1 2.5e+03; Δ = -1.3e+03 [-1.3e+03, -1.3e+03] (n = 3), Holm p = 0",
-        f"better: {DIG}: L=5 1.2e+03 vs L=20 1.9e+03; Δ = -700 [-700, -700] (n = 3), Holm p = 0"]
+        f"better: {DIG}: L=5 1.2e+03 vs L=1 2.5e+03; Δ = -1.3e+03 [-1.3e+03, -1.3e+03] (n = 3), Holm p = 0, δ = 1",
+        f"better: {DIG}: L=5 1.2e+03 vs L=20 1.9e+03; Δ = -700 [-700, -700] (n = 3), Holm p = 0, δ = 1"]

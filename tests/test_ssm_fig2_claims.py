@@ -88,13 +88,15 @@ def test_one_claim_per_baseline_in_every_cell_higher_is_better():
 
 
 def test_baseline_ahead_refutes_and_a_missing_accuracy_is_unknown():
-    assert run(pairs(base={"fairness_top": 81.0}))["F2.2"].status == C.REFUTED
-    with pytest.raises(ValueError, match="^seed 2: a missing value needs a cap"):     # NaN read as missing
-        run(pairs(missing={("fedadam_top", 2)}))
+    assert run(pairs(base={"fairness_top": 82.0}))["F2.2"].status == C.REFUTED        # 2 points ahead: > δ = 1
+    got = run(pairs(missing={("fedadam_top", 2)}))["F2.1"]      # no evaluation within the shared uplink: no pair
+    assert [sorted(c.a.values) for c in got._comparison_objects] == [[0, 1, 3, 4], [0, 1, 3, 4]]   # IID, non-IID
+    gone = run(pairs(missing={("fedadam_top", s) for s in range(5)}))["F2.1"]        # no seed left: no comparison
+    assert gone.comparisons == [] and gone.status == C.INCONCLUSIVE
 
 
 def test_f2_8_takes_14_5_points_off_ssm_against_the_quantised_baselines():
-    far = run(pairs(base={"onebit_adam": 60.0, "efficient_adam": 65.0}))["F2.8"]
+    far = run(pairs(base={"onebit_adam": 60.0, "efficient_adam": 62.0}))["F2.8"]    # 5.5 and 3.5 points over
     assert far.status == C.CONFIRMED
     assert sides(far) == [("FedAdam-SSM − 14.5 pp", fig2.NAMES[a], f"digits (linear) {d}",
                            f"accuracy at the uplink shared with {fig2.NAMES[a]} (%)",
@@ -102,7 +104,8 @@ def test_f2_8_takes_14_5_points_off_ssm_against_the_quantised_baselines():
                           for a in ("onebit_adam", "efficient_adam") for d in ("IID", "Non-IID")]
     assert far._comparison_objects[0].a.values[0] == 80.0 - 14.5
     near = run(pairs(base={"onebit_adam": 70.0, "efficient_adam": 60.0}))["F2.8"]    # 10 points ahead only
-    assert near.status == C.REFUTED and run(pairs(base={"onebit_adam": 70.0}))["F2.7"].status == C.CONFIRMED
+    assert near.status == C.REFUTED
+    assert run(pairs(base={"onebit_adam": 70.0, "efficient_adam": 75.0}))["F2.7"].status == C.CONFIRMED
     assert far.text == ("FedAdam-SSM is over 14.5 points ahead of the quantised baselines in test accuracy: its "
                         "accuracy minus 14.5 points still beats theirs at equal uplink")
     assert (far.source, far.quote) == ("Abstract", fig2.QUOTE_GAP)
@@ -119,7 +122,7 @@ def test_cells_in_the_pairs_order_and_cells_the_paper_does_not_have():
              "distributions": {"dir": {"partition": "dirichlet"}, "noniid": {"partition": "shards"}}}
     got = run(other, block=block, algs=["fedadam_ssm", "fedadam_top"])["F2.1"]
     assert [c["text"] for c in got.comparisons][0].startswith("digits (mlp) dir at 3 Mbit: ")
-    assert [c["text"] for c in got.comparisons][0].endswith(" (paper, mnist_mlp: +None%)")
+    assert [c["text"] for c in got.comparisons][0].endswith("(n = 5)")          # no paper number: nothing printed
 
 
 def test_branches():

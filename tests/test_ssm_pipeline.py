@@ -62,7 +62,7 @@ def test_embedded_profile_is_offline_on_the_cpu():
         module = __import__(f"fedlib.papers.fedadam_ssm.{art}", fromlist=["configs"])
         settings = load_settings(section, "embedded", params_file=PARAMS, schema=module.PARAMS)
         cfgs = module.configs(settings)
-        assert cfgs and {c["dataset"] for c in cfgs} <= {"digits", "synthetic"}, section
+        assert cfgs and {c["dataset"] for c in cfgs} <= {"digits", "synthetic", "photo32"}, section
         assert all(c["device"] == "cpu" for c in cfgs), section
 
 
@@ -70,16 +70,22 @@ def test_figure2_plots_exactly_table1s_runs_and_dvc_wires_it():
     s1 = load_settings("fedadam_ssm_table1", "embedded", params_file=PARAMS, schema=table1.PARAMS)
     s2 = load_settings("fedadam_ssm_fig2", "embedded", params_file=PARAMS, schema=fig2.PARAMS)
     c1, c2 = table1.configs(s1), fig2.configs(s2)
-    n = 3 * 2 * 8 * len(s1["seeds"])
-    assert len(s1["seeds"]) >= 5 and len(c1) == n + 3 * 2 * len(s1["seeds"])    # + the Efficient Adam ablation
-    assert [RunConfig.from_dict(c).fingerprint() for c in c1[:n]] == [RunConfig.from_dict(c).fingerprint()
-                                                                      for c in c2]
-    assert {(c["algorithm"], c["local_steps"]) for c in c1[n:]} == {("efficient_adam", 1)}
+    n = (3 * 2 * 8 + 3) * len(s1["seeds"])          # 3 rows × 2 distributions × 8 methods, and the CNN row's 3 (IID)
+    extra = 3 * 2 * 3 * len(s1["seeds"])             # the ablation: 1-bit Adam at T_w = 2, 4; Efficient Adam, L = 1
+    assert len(s1["seeds"]) >= 5 and len(c1) == n + extra
+    fps = [RunConfig.from_dict(c).fingerprint() for c in c2]
+    assert [RunConfig.from_dict(c).fingerprint() for c in c1[:n]] == fps[:n]       # Figure 2: Table I's runs, and
+    assert sorted(RunConfig.from_dict(c).fingerprint() for c in c1[n:]) == sorted(fps[n:])   # its baselines' variants
+    assert {(c["algorithm"], c.get("warmup_rounds"), c["local_steps"]) for c in c1[n:]} == {
+        ("onebit_adam", 2, 5), ("onebit_adam", 4, 5), ("efficient_adam", None, 1)}
+    cnn = [c for c in c1 if c["dataset"] == "photo32"]
+    assert {(c["algorithm"], c["model"], c["partition"]) for c in cnn} == {
+        (a, "cnn_mnist", "iid") for a in ("fedadam_ssm", "fedadam_top", "fedadam_local")}
     rounds = {(c["algorithm"], c["model"], c["dataset"]): c["rounds"] for c in c2}
     assert rounds[("fedadam_local", "mlp_small", "digits")] == 8        # 2.5 Mbit / (3 · 3466 · 32 bits) → 8 rounds
     assert rounds[("fedadam_ssm", "mlp_small", "digits")] == 40          # capped
     # 1-bit Adam's warm-up is sized from the budget (⌊0.2 · 7 dense rounds⌋ = 1), so it compresses from round 2
-    assert {c["warmup_rounds"] for c in c2 if c["algorithm"] == "onebit_adam"} == {1}
+    assert {c["warmup_rounds"] for c in c2[:n] if c["algorithm"] == "onebit_adam"} == {1}
     assert rounds[("onebit_adam", "mlp_small", "digits")] == 40
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     st = stages["fedadam_ssm_fig2"]

@@ -18,7 +18,7 @@ from fedlib.config import RunConfig
 DATASET_SHAPES = {
     "digits": ((1, 8, 8), 10), "synthetic": ((60,), 10), "cifar_shaped": ((3, 32, 32), 10),
     "mnist": ((1, 28, 28), 10), "fashion_mnist": ((1, 28, 28), 10), "svhn": ((3, 32, 32), 10),
-    "cifar10": ((3, 32, 32), 10),
+    "cifar10": ((3, 32, 32), 10), "photo32": ((3, 32, 32), 10),
 }
 
 

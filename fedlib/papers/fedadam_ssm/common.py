@@ -19,6 +19,8 @@ from fedlib.reporting import schema
 from fedlib.reporting.grid import run_configs
 
 NAMES = P.ALGORITHM_NAMES
+#: the paper's tasks, and the rows that stand for none of them
+TASK_NAMES = {**P.TASK_NAMES, "cnn_photo32": "(not in the paper) its Fashion-MNIST CNN on real 32×32 photos"}
 INF_TEXT = "∞"
 
 
@@ -65,26 +67,81 @@ BUDGET = schema.Key(_rows_covered(_positive, "{row: Mbit}"),
 
 
 def _ablation(value, where, block):
-    """{algorithm: {RunConfig field: value}}: extra runs of an algorithm of the block with those fields changed."""
+    """{algorithm: {RunConfig field: value} or a list of them}: extra runs of an algorithm of the block, one set per
+    mapping, with those fields changed."""
     if not isinstance(value, Mapping):
-        raise schema.SettingsError(f"{where}: must be a mapping {{algorithm: {{RunConfig field: value}}}}")
-    for alg, fields in value.items():
+        raise schema.SettingsError(f"{where}: must be a mapping {{algorithm: {{RunConfig field: value}} or a list}}")
+    for alg, entries in value.items():
         if alg not in block.get("algorithms", []):
             raise schema.SettingsError(f"{where}.{alg}: not one of the block's algorithms "
                                        f"({', '.join(block.get('algorithms', []))})")
-        schema.run_fields()(fields, f"{where}.{alg}", block)
-        if not fields:
-            raise schema.SettingsError(f"{where}.{alg}: name at least one field to change")
+        entries = entries if isinstance(entries, list) else [entries]
+        for i, fields in enumerate(entries):
+            if not isinstance(fields, Mapping):
+                raise schema.SettingsError(f"{where}.{alg}[{i}]: must be a mapping of fields, got {fields!r}")
+            own = _own_hparams(alg, fields)
+            schema.run_fields()({k: v for k, v in fields.items() if k not in own}, f"{where}.{alg}[{i}]", block)
+            schema.hparams_of(alg)(own, f"{where}.{alg}[{i}]", block)
+            if not fields:
+                raise schema.SettingsError(f"{where}.{alg}[{i}]: name at least one field to change")
+
+
+def _own_hparams(alg: str, fields: Mapping[str, Any]) -> dict:
+    """The fields that are `alg`'s own hyperparameters (e.g. 1-bit Adam's warmup_rounds)."""
+    from fedlib.algorithms import ALGORITHMS     # on first use: the registry loads torch
+    from fedlib.hparams import fields_of
+
+    names = fields_of(ALGORITHMS[alg].hparams)
+    return {k: v for k, v in fields.items() if k in names}
 
 
 ABLATION = schema.Key(_ablation, required=False,
-                      doc="{algorithm: {RunConfig field: value}}: the same runs with one factor changed (A9)")
+                      doc="{algorithm: {RunConfig field: value} or a list of them}: the same runs with one factor "
+                          "changed (the baselines' unspecified settings, A8/A9)")
+
+
+def ablation_variants(settings: Mapping[str, Any]) -> list[tuple[str, dict, str]]:
+    """(algorithm, changed fields, variant name 'warmup_rounds=2') of every `ablation` entry, in params order."""
+    out = []
+    for alg, entries in (settings.get("ablation") or {}).items():
+        for fields in (entries if isinstance(entries, list) else [entries]):
+            out.append((alg, dict(fields), ", ".join(f"{k}={v}" for k, v in fields.items())))
+    return out
+
+
+def _subset(value, where, block):
+    """{row: {algorithms: [...], distributions: [...]}}: a row run with part of the block's algorithms and
+    distributions (a costly row, e.g. a CNN, kept to the comparisons it decides)."""
+    if not isinstance(value, Mapping):
+        raise schema.SettingsError(f"{where}: must be a mapping {{row: {{algorithms: [...], distributions: [...]}}}}")
+    for row, sub in value.items():
+        if row not in block.get("rows", []):
+            raise schema.SettingsError(f"{where}.{row}: not one of the block's rows")
+        if not isinstance(sub, Mapping) or not set(sub) <= {"algorithms", "distributions"} or not sub:
+            raise schema.SettingsError(f"{where}.{row}: give algorithms and/or distributions, got {sub!r}")
+        for key, allowed in (("algorithms", block.get("algorithms", [])),
+                             ("distributions", list(block.get("distributions", {})))):
+            bad = [x for x in sub.get(key, allowed) if x not in allowed]
+            if bad or not sub.get(key, allowed):
+                raise schema.SettingsError(f"{where}.{row}.{key}: {bad or 'empty'} not among the block's "
+                                           f"{key} ({', '.join(allowed)})")
+
+
+SUBSET = schema.Key(_subset, required=False,
+                    doc="{row: {algorithms: [...], distributions: [...]}}: rows that run only part of the grid")
 
 
 def comparison_params() -> dict[str, schema.Key]:
     """The keys of the comparison block (Table I; Figure 2 reads the same block)."""
     return {**schema.grid(list(NAMES), entry_keys=("dataset", "model", "rounds")),
-            "distributions": DISTRIBUTIONS, "targets": TARGETS, "budget_mbit": BUDGET, "ablation": ABLATION}
+            "distributions": DISTRIBUTIONS, "targets": TARGETS, "budget_mbit": BUDGET, "ablation": ABLATION,
+            "subset": SUBSET}
+
+
+def runs_cell(settings: Mapping[str, Any], row: str, dist: str, alg: str | None = None) -> bool:
+    """Whether the cell (row, distribution), and `alg` in it, is run: every cell unless `subset` names fewer."""
+    sub = (settings.get("subset") or {}).get(row) or {}
+    return dist in sub.get("distributions", [dist]) and (alg is None or alg in sub.get("algorithms", [alg]))
 
 
 # ---------------------------------------------------------------------------------------------- the comparison grid
@@ -100,9 +157,11 @@ def comparison_configs(settings: Mapping[str, Any], algorithms: Sequence[str] | 
         cap = int(entry.pop("rounds"))
         budget = float(settings["budget_mbit"][row])
         for dist, fields in settings["distributions"].items():
+            algs = [a for a in (algorithms or settings["algorithms"]) if runs_cell(settings, row, dist, a)]
+            if not algs:
+                continue
             target = settings["targets"][row][dist]
-            for cfg in run_configs(settings, {**entry, **fields}, algorithms or settings["algorithms"],
-                                   settings["seeds"], target_acc=float(target)):
+            for cfg in run_configs(settings, {**entry, **fields}, algs, settings["seeds"], target_acc=float(target)):
                 cfg.update(changed or {})
                 if cfg["algorithm"] == "onebit_adam" and cfg.get("warmup_rounds") is None:
                     cfg["warmup_rounds"] = onebit_warmup(cfg, budget)
@@ -112,9 +171,9 @@ def comparison_configs(settings: Mapping[str, Any], algorithms: Sequence[str] | 
 
 
 def ablation_configs(settings: Mapping[str, Any]) -> list[dict]:
-    """The ablation runs: for each `ablation` entry, that algorithm's comparison runs with the listed fields changed."""
+    """The ablation runs: for each `ablation` variant, that algorithm's comparison runs with its fields changed."""
     out = []
-    for alg, fields in (settings.get("ablation") or {}).items():
+    for alg, fields, _ in ablation_variants(settings):
         out += comparison_configs(settings, [alg], fields)
     return out
 
@@ -122,9 +181,10 @@ def ablation_configs(settings: Mapping[str, Any]) -> list[dict]:
 def variant(record: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     """'' for a comparison run, else the ablation variant it belongs to ('local_steps=1')."""
     cfg = record["config"]
-    for alg, fields in (settings.get("ablation") or {}).items():
-        if cfg["algorithm"] == alg and all(cfg.get(k) == v for k, v in fields.items()):
-            return ", ".join(f"{k}={v}" for k, v in fields.items())
+    hp = cfg.get("hparams") or {}
+    for alg, fields, name in ablation_variants(settings):
+        if cfg["algorithm"] == alg and all(cfg.get(k, hp.get(k)) == v for k, v in fields.items()):
+            return name
     return ""
 
 
@@ -178,7 +238,7 @@ run_label = D.run_label          # what a row actually ran, for evidence lines: 
 
 
 def stand_ins(settings: Mapping[str, Any], rows: Sequence[str], extra: str = "") -> list[tuple[str, str]]:
-    return D.stand_ins(settings, rows, P.TASK_NAMES, lambda e: (
+    return D.stand_ins(settings, rows, TASK_NAMES, lambda e: (
         f"{e['dataset']} — {D.DATASET_TEXT.get(e['dataset'], e['dataset'])}; model {e.get('model', 'auto')}" + extra))
 
 
@@ -266,7 +326,8 @@ def comparison_settings(settings: Mapping[str, Any]) -> list[tuple[str, Any, Any
     for dist in settings["distributions"]:
         out.append((f"target accuracy, {P.SETTING_NAMES.get(dist, dist)}",
                     " / ".join(f"{P.TARGET_ACC.get(dist, {}).get(r, '—')}%" for r in rows),
-                    " / ".join(f"{100 * settings['targets'][r][dist]:g}%" for r in rows)))
+                    " / ".join(f"{100 * settings['targets'][r][dist]:g}%" if runs_cell(settings, r, dist) else "—"
+                               for r in rows)))
     out.append(("run length", f"{NOT_GIVEN} (A14)", "; ".join(
         f"{run_label(settings, r)}: until {settings['budget_mbit'][r]:g} Mbit uplink, at most "
         f"{settings['datasets'][r]['rounds']} rounds" for r in rows)))
@@ -296,4 +357,4 @@ def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]]
 
 def short_stand_ins(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The reports index's stand-ins: (paper task, 'dataset (model)') per row run."""
-    return [(P.TASK_NAMES.get(r, r), run_label(settings, r)) for r in settings["rows"]]
+    return [(TASK_NAMES.get(r, r), run_label(settings, r)) for r in settings["rows"]]

@@ -9,6 +9,8 @@ Also checks Proposition 1's condition (Remark 3) at the models' sizes (fedlib.pa
 """
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,6 +100,34 @@ def _per_seed(stats: pd.DataFrame, row: str, vector: str, column: str, transform
     return {int(s): transform(v) for s, v in zip(sub["seed"], sub[column])}
 
 
+def step_edge(settings: Mapping[str, Any]) -> tuple[float, float]:
+    """log10 of Adam's per-coordinate ceilings on |ΔW| after L local steps (ε inside the root, no bias correction):
+    one dominant gradient sign gives |m/√v| = (1 − β1)/√(1 − β2) per step; Cauchy–Schwarz bounds any history by
+    (1 − β1)/√((1 − β2)(1 − β1²/β2)). ΔW's log-magnitudes gather near the first and cannot pass the second: a
+    hard right edge, hence their negative skew."""
+    run = settings["run"]
+    b1, b2, L = run.get("beta1", 0.9), run["beta2"], run["local_steps"]
+    lr = (settings.get("lr") or {}).get("fedadam_ssm")
+    typical = (1 - b1) / math.sqrt(1 - b2)
+    ceiling = typical / math.sqrt(1 - b1 * b1 / b2)
+    return math.log10(L * lr * typical), math.log10(L * lr * ceiling)
+
+
+def edge_notes(stats: pd.DataFrame, settings: Mapping[str, Any]) -> list[str]:
+    """Per task: ΔW's mean skewness and 95th percentile of log10|ΔW| beside Adam's step edge."""
+    typical, ceiling = step_edge(settings)
+    out = [f"Adam's step edge (L = {settings['run']['local_steps']}, η = "
+           f"{(settings.get('lr') or {}).get('fedadam_ssm'):g}): log10(L·η·(1 − β1)/√(1 − β2)) = {typical:.2f}, "
+           f"hard ceiling {ceiling:.2f}"]
+    for row in settings["rows"]:
+        sub = stats[(stats["row"] == row) & (stats["vector"] == "dW")]
+        if sub.empty:
+            continue
+        out.append(f"{run_label(settings, row)}: log10|ΔW| skewness {sub['skew'].mean():+.2f}, 95th percentile "
+                   f"{sub['q95'].mean():.2f} (the typical edge {typical:.2f})")
+    return out
+
+
 def claims(stats: pd.DataFrame, settings: Mapping[str, Any]) -> list[C.Claim]:
     out = []
     comps, notes = [], []
@@ -129,12 +159,15 @@ def claims(stats: pd.DataFrame, settings: Mapping[str, Any]) -> list[C.Claim]:
             comps.append(C.paired(C.Side(LABELS[v].split(" ")[0], label, metric, skew),
                                   C.Side(f"bound {SKEW_BOUND:g}", label, metric, {s: SKEW_BOUND for s in skew}),
                                   higher_is_better=False, label=label, fmt="{:.2f}"))
-    out.append(C.judge("F1.2", "The log-magnitudes are approximately normally distributed", "§VII-B1, Figure 1", comps,
-                       quote=QUOTE_SHAPE,
-                       rule=f"paired by seed, Holm over the claim's comparisons: |skewness| of each log-magnitude "
-                            f"(pooled over the measured rounds) against {SKEW_BOUND:g}, a coarse shape check; "
-                            f"confirmed when every one is significantly below it, refuted when one is significantly "
-                            f"above"))
+    shape = C.judge("F1.2", "The log-magnitudes appear to approximately follow normal distributions",
+                    "§VII-B1, Figure 1", comps, quote=QUOTE_SHAPE, notes=edge_notes(stats, settings),
+                    rule=f"for information: |skewness| of each log-magnitude (pooled over the measured rounds) "
+                         f"against {SKEW_BOUND:g}, paired by seed")
+    out.append(C.not_testable(shape, "the paper reads 'approximately normal' off a density plot and gives no "
+                                     "criterion; any bound on a shape statistic would be ours, chosen after seeing "
+                                     "the values (the |skewness| bound of 1 was); the 'different means' half is "
+                                     "F1.1. ΔW's skew is the edge of Adam's bounded per-coordinate step, a property "
+                                     "of Adam, not of the stand-in (evidence below)"))
     comps, ev = [], []
     sizes = {run_label(settings, r): model_size(settings["datasets"][r]["dataset"], settings["datasets"][r]["model"])
              for r in settings["rows"]}

@@ -17,19 +17,23 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm import table1
+from fedlib.papers.fedadam_ssm import baselines, designs, table1
 from fedlib.papers.fedadam_ssm.budget import accuracy_at_budget, comm_to_target_mbit
 from fedlib.papers.fedadam_ssm.common import (
     NAMES,
+    TASK_NAMES,
+    ablation_variants,
     comparison_configs,
     comparison_settings,
     header,
     mbit,
     run_label,
+    runs_cell,
     settings_lines,
     short_stand_ins,
     stand_ins,
     tag,
+    variant,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, profiles, schema
@@ -86,8 +90,22 @@ def runs_settings(settings: Mapping[str, Any], params_file: str | Path | None = 
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    """Table I's comparison runs (its ablation runs are Table I's alone)."""
-    return comparison_configs(runs_settings(settings))
+    """Table I's comparison runs, and its runs of the quantised baselines at their other plausible settings (A8/A9:
+    judged, not plotted); the rest of its ablation is Table I's alone."""
+    block = runs_settings(settings)
+    return comparison_configs(block) + [c for alg, fields, _ in ablation_variants(block) if alg in QUANTISED
+                                        for c in comparison_configs(block, [alg], fields)]
+
+
+def split(records: Sequence[dict], block: Mapping[str, Any], alg: str = "", var: str = "") -> list[dict]:
+    """The comparison's records; with `alg` and `var`, `alg`'s runs replaced by those of its variant `var`."""
+    keep = []
+    for rec in records:
+        v = variant(rec, block)
+        mine = rec["config"]["algorithm"] == alg
+        if (v == "" and not mine) or (mine and v == var):
+            keep.append(rec)
+    return keep
 
 
 # ---------------------------------------------------------------------------------------------- build
@@ -137,7 +155,13 @@ def moving(curves: Sequence[Sequence[float]]) -> str:
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    block = runs_settings(settings)
+    return build_block(records, runs_settings(settings))
+
+
+def build_block(records: Sequence[dict], block: Mapping[str, Any]) -> dict:
+    """Curves, matched accuracies and claims from Table I's runs (`block`: Table I's settings)."""
+    every = list(records)
+    records = split(every, block)
     acc = accuracy_frame(records, block)
     algs = [a for a in P.ALGORITHMS if a in block["algorithms"]]
     curves = (acc.groupby(["row", "dist", "method", "round", "uplink_mbit"], sort=False)["test_acc"]
@@ -147,7 +171,7 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     for (row, dist, alg), g in pairs.groupby(["row", "dist", "algorithm"], sort=False):
         g = g.dropna(subset=["acc_ours", "acc_base"])
         paper = P.FIG2_IMPROVEMENT.get(dist, {}).get(row, {}).get(alg)
-        summary.append({"setting": P.SETTING_NAMES.get(dist, dist), "paper_task": P.TASK_NAMES.get(row, row),
+        summary.append({"setting": P.SETTING_NAMES.get(dist, dist), "paper_task": TASK_NAMES.get(row, row),
                         "data": run_label(block, row), "baseline": NAMES[alg], "row": row, "dist": dist,
                         "algorithm": alg, "budget_mbit": float(g["budget_mbit"].mean()) if len(g) else math.nan,
                         "acc_ssm": float(g["acc_ours"].mean()) if len(g) else math.nan,
@@ -157,9 +181,28 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                         "status_ssm": moving(list(g["curve_ours"])) if len(g) else "",
                         "status_baseline": moving(list(g["curve_base"])) if len(g) else ""})
     summary = pd.DataFrame(summary)
+
+    def judge_with(alg: str, var: str) -> list[C.Claim]:
+        recs = split(every, block, alg, var)
+        return claims(matched(recs, block), recs, block, algs, summary.iloc[0:0])
+
+    found = designs.annotate(baselines.robust(claims(pairs, records, block, algs, summary), judge_with, block),
+                             len(block["seeds"]))
     return {"records": records, "block": block, "acc": acc, "curves": round_floats(curves, 4), "pairs": pairs,
-            "summary": summary, "algorithms": algs, "coincide": coincidences(acc),
-            "claims": claims(pairs, records, block, algs, summary)}
+            "summary": summary, "algorithms": algs, "coincide": coincidences(acc), "claims": found, "every": every}
+
+
+def every_record(result: dict) -> list[dict]:
+    return result.get("every", result["records"])
+
+
+def shared_sections(claims_: Sequence[C.Claim], block: Mapping[str, Any]) -> str:
+    """Sections both comparison pages carry: the baselines' settings and the refuted claims' observations."""
+    from fedlib.papers.fedadam_ssm import observations
+
+    parts = [baselines.markdown(claims_, block),
+             observations.markdown(claims_, {"T1": "table1.md", "A9": "table1.md", "F2": "fig2.md"})]
+    return "\n\n".join(p for p in parts if p)
 
 
 def coincidences(acc: pd.DataFrame) -> list[dict]:
@@ -232,11 +275,16 @@ def claims(pairs: pd.DataFrame, records: Sequence[dict], block: Mapping[str, Any
             ours = {int(s): (None if v is None or math.isnan(v) else v - shift)
                     for s, v in zip(g["seed"], g["acc_ours"])}
             base = {int(s): (None if v is None or math.isnan(v) else v) for s, v in zip(g["seed"], g["acc_base"])}
+            both = [s for s in ours if ours[s] is not None and base[s] is not None]   # an evaluation within it
+            if not both:            # a run ends before the other's first round's uplink: nothing to compare
+                continue
+            ours, base = {s: ours[s] for s in both}, {s: base[s] for s in both}
             paper = P.FIG2_IMPROVEMENT.get(dist, {}).get(row, {}).get(alg)
             cmp = C.paired(_acc_side(name or NAMES[OURS], label, NAMES[alg], ours),
                            _acc_side(NAMES[alg], label, NAMES[alg], base), higher_is_better=True,
                            label=f"{label} at {g['budget_mbit'].mean():.3g} Mbit", fmt="{:.1f}")
-            cmp.text += f" (paper, {P.TASK_NAMES.get(row, row)}: +{paper}%)"
+            if paper is not None:
+                cmp.text += f" (paper, {TASK_NAMES.get(row, row)}: +{paper}%)"
             comps.append(cmp)
         return comps
 
@@ -267,7 +315,7 @@ def _iid_claim(records: Sequence[dict], block: Mapping[str, Any], shift: float =
         if rec["config"]["algorithm"] == OURS:
             ours[(*tag(rec, block), rec["config"]["seed"])] = rec
     comps, notes = [], []
-    for row in block["rows"]:
+    for row in [r for r in block["rows"] if runs_cell(block, r, "iid", OURS) and runs_cell(block, r, "noniid", OURS)]:
         label = run_label(block, row)
         target = min(block["targets"][row][d] for d in ("iid", "noniid")) + shift
         finals, comms, caps, curves = {}, {}, {}, {}
@@ -331,6 +379,10 @@ def plot(result: dict, log_x: bool = True):
                         linewidth=2.2 if method == NAMES[OURS] else 1.3)
                 ax.fill_between(g["uplink_mbit"], g["acc_mean"] - g["acc_std"].fillna(0),
                                 g["acc_mean"] + g["acc_std"].fillna(0), color=color, alpha=0.10, linewidth=0)
+            if not runs_cell(block, row, dist):
+                ax.axis("off")
+                ax.set_title(f"{run_label(block, row)} — {P.SETTING_NAMES.get(dist, dist)}: not run", fontsize=10)
+                continue
             ax.axhline(100 * block["targets"][row][dist], color="black", linestyle=":", linewidth=1)
             if log_x:
                 ax.set_xscale("log")
@@ -362,7 +414,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += ("Paper panels: (a) CNN on Fashion-MNIST, (b) ResNet-18 on SVHN, (c) VGG-11 on CIFAR-10, each IID and "
              "non-IID; here the columns are their stand-ins (" + ", ".join(
                  f"({chr(97 + i)}) {run_label(block, r)}" for i, r in enumerate(block["rows"])) + "), the rows IID "
-             "and non-IID: every panel is reproduced.\n\n")
+             "and non-IID: every panel is reproduced" + ("; the CNN column on real photos is not in the paper (IID "
+                                                         "only, three methods)" if "cnn_photo32" in block["rows"]
+                                                         else "") + ".\n\n")
     table = result["summary"][["setting", "paper_task", "data", "baseline", "budget_mbit", "acc_ssm", "acc_baseline",
                                "improvement_pp", "paper_improvement", "status_ssm", "status_baseline"]].copy()
     table.columns = ["setting", "paper task", "data", "baseline", "common uplink (Mbit)", "FedAdam-SSM acc. (%)",
@@ -381,6 +435,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "'3.8% ~ 10.9%' while the per-task maximum is 10.7%; vs Fairness-Top '1.1% ~ 2.9%' while the non-IID "
              "VGG-11 entry is 5.9%; vs 1-bit Adam '15.2% ~ 36.5%' and vs Efficient Adam '14.5% ~ 39.6%' while the "
              "per-task minimum is 14.4%). The paper does not say at which uplink the improvements are read (A15).\n\n")
+    both = table1.build(every_record(result), block)["claims"] + result["claims"]
+    text += shared_sections(both, block) + "\n\n"
     numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}/improvement_pp": r["improvement_pp"]
                for _, r in result["summary"].iterrows()}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,

@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.papers.fedadam_ssm import ablation
+from fedlib.papers.fedadam_ssm import ablation, baselines, designs, indexbits
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit
+from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit, model_size
 from fedlib.papers.fedadam_ssm.common import (
     INF_TEXT,
     NAMES,
+    TASK_NAMES,
     ablation_configs,
     comm_cell,
     comparison_configs,
@@ -32,6 +33,7 @@ from fedlib.papers.fedadam_ssm.common import (
     mbit,
     paper_cell,
     run_label,
+    runs_cell,
     settings_lines,
     short_stand_ins,
     stand_ins,
@@ -114,6 +116,14 @@ def _get(agg: pd.DataFrame, row: str, dist: str, alg: str, var: str = "") -> dic
     return None if m.empty else m.iloc[0].to_dict()
 
 
+def substitute(agg: pd.DataFrame, alg: str, var: str) -> pd.DataFrame:
+    """The comparison's cells with `alg`'s runs replaced by those of its ablation variant `var` (another plausible
+    setting of an unspecified baseline, A8/A9), everything else as run."""
+    out = agg[~((agg["algorithm"] == alg) & (agg["variant"] == ""))].copy()
+    out.loc[(out["algorithm"] == alg) & (out["variant"] == var), "variant"] = ""
+    return out[out["variant"] == ""]
+
+
 def factor(base: dict | None, ours: dict | None) -> float:
     """Baseline Comm. / FedAdam-SSM Comm. (the paper's "(r×)"); inf when only the baseline never reached it,
     nan when FedAdam-SSM did not reach it in every seed."""
@@ -130,13 +140,15 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     csv_rows = []
     for dist in settings["distributions"]:
         for row in settings["rows"]:
+            if not runs_cell(settings, row, dist):
+                continue
             ours = _get(main, row, dist, OURS)
-            for alg in algs:
+            for alg in [a for a in algs if runs_cell(settings, row, dist, a)]:
                 r = _get(main, row, dist, alg)
                 paper = P.COMM_MBIT.get(dist, {}).get(alg, {}).get(row)
                 f = factor(r, ours) if alg != OURS else math.nan
                 csv_rows.append({
-                    "setting": P.SETTING_NAMES.get(dist, dist), "paper_task": P.TASK_NAMES.get(row, row),
+                    "setting": P.SETTING_NAMES.get(dist, dist), "paper_task": TASK_NAMES.get(row, row),
                     "data": run_label(settings, row), "algorithm": NAMES[alg],
                     "paper_target_pct": P.TARGET_ACC.get(dist, {}).get(row),
                     "target_pct": 100 * settings["targets"][row][dist],
@@ -152,9 +164,11 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     notes = sensitivity_notes(records, settings, algs)
     for c in claims_:
         c.evidence += notes.get(c.id, [])
+    claims_ = baselines.robust(claims_, lambda alg, var: claims(substitute(agg, alg, var), settings, algs), settings)
     abl = ablation.build(records, runs, settings) if settings.get("ablation") else None
     if abl is not None:
         claims_ += abl["claims"]
+    claims_ = designs.annotate(claims_, len(settings["seeds"]))
     return {"records": records, "runs": runs, "agg": agg, "csv": csv, "algorithms": algs, "claims": claims_,
             "ablation": abl}
 
@@ -192,9 +206,14 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]) 
     out: list[C.Claim] = []
     if OURS not in algs:
         return out
-    n_cells = len(rows) * len(dists)
-    data = (f"{n_cells} cells: {len(rows)} tasks ({len({settings['datasets'][r]['dataset'] for r in rows})} distinct "
-            f"datasets: {', '.join(run_label(settings, r) for r in rows)}) × {len(dists)} distributions")
+    def data_of(others) -> str:
+        cells = [(r, d) for d in dists for r in rows if runs_cell(settings, r, d, OURS)
+                 and any(runs_cell(settings, r, d, o) for o in others)]
+        used = list(dict.fromkeys(r for r, _ in cells))
+        per_row = "; ".join(f"{run_label(settings, r)} " + "/".join(P.SETTING_NAMES.get(d, d) for rr, d in cells
+                                                                     if rr == r) for r in used)
+        return (f"{len(cells)} cells on {len(used)} tasks ({len({settings['datasets'][r]['dataset'] for r in used})} "
+                f"distinct datasets): {per_row}")
 
     def versus(cid, others, text, quote, source="§VII-B2", kind="sentence", scale=1.0, name=None):
         others = [o for o in others if o in algs]
@@ -203,7 +222,7 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]) 
         comps = [comm_comparison(agg, settings, r, d, OURS, o, scale, name) for d in dists for r in rows
                  for o in others]
         comps = [c for c in comps if c is not None]
-        notes = [f"data: {data}; {len(comps)} comparisons, Holm-adjusted together"]
+        notes = [f"data: {data_of(others)}; {len(comps)} comparisons, Holm-adjusted together"]
         out.append(C.judge(cid, text, source, comps, kind=kind, quote=quote,
                            notes=notes + _factor_lines(agg, settings, others)))
 
@@ -286,7 +305,7 @@ def _factor_lines(agg, settings, others) -> list[str]:
                              (INF_TEXT if paper_comm is not None and math.isinf(paper_comm) else "n/a"))
                 if not math.isnan(f):
                     lines.append(f"factor {NAMES[o]}/{NAMES[OURS]} on {cell_label(settings, row, dist)}: reproduced "
-                                 f"{'∞' if math.isinf(f) else f'{f:.2f}×'}, paper ({P.TASK_NAMES.get(row, row)}) "
+                                 f"{'∞' if math.isinf(f) else f'{f:.2f}×'}, paper ({TASK_NAMES.get(row, row)}) "
                                  f"{paper_txt}")
     return lines
 
@@ -314,25 +333,27 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any]) -> str:
         table = []
         targets = {"Algorithm": "target accuracy (paper / here)"}
         for row in settings["rows"]:
-            t = sub[sub["paper_task"] == P.TASK_NAMES.get(row, row)]
+            t = sub[sub["paper_task"] == TASK_NAMES.get(row, row)]
             if t.empty:
                 continue
             first = t.iloc[0]
             paper_t = first["paper_target_pct"]
-            targets[f"{P.TASK_NAMES.get(row, row)}: paper"] = f"{paper_t}%" if paper_t is not None else ""
+            if row in P.TASK_NAMES:
+                targets[f"{TASK_NAMES.get(row, row)}: paper"] = f"{paper_t}%" if paper_t is not None else ""
             targets[f"{run_label(settings, row)}: reproduced"] = f"{first['target_pct']:.0f}%"
         table.append(targets)
         for alg in sub["algorithm"].unique():
             line = {"Algorithm": alg}
             for row in settings["rows"]:
-                t = sub[(sub["paper_task"] == P.TASK_NAMES.get(row, row)) & (sub["algorithm"] == alg)]
+                t = sub[(sub["paper_task"] == TASK_NAMES.get(row, row)) & (sub["algorithm"] == alg)]
                 if t.empty:
                     continue
                 r = t.iloc[0]
                 pf = f" ({float(r['paper_factor']):.2f}×)" if r["paper_factor"] != "" else ""
                 f = r["factor"]
                 rf = "" if isinstance(f, float) and math.isnan(f) else (" (∞)" if math.isinf(f) else f" ({f:.2f}×)")
-                line[f"{P.TASK_NAMES.get(row, row)}: paper"] = f"{r['paper_comm_mbit']}{pf}"
+                if row in P.TASK_NAMES:
+                    line[f"{TASK_NAMES.get(row, row)}: paper"] = f"{r['paper_comm_mbit']}{pf}"
                 line[f"{run_label(settings, row)}: reproduced"] = f"{r['comm_mbit']}{rf}"
             table.append(line)
         blocks.append(f"### {name}: Comm. (Mbit per device) to the target\n\n" + markdown_table(pd.DataFrame(table)))
@@ -371,6 +392,11 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += "Paper notes: " + " ".join(PAPER_NOTES) + "\n\n"
     if result.get("ablation"):
         text += ablation.markdown(result["ablation"], settings) + "\n\n"
+    text += indexbits.markdown(settings, run_label, model_size) + "\n\n"
+    from fedlib.papers.fedadam_ssm import fig2          # here: fig2 imports this module
+
+    both = result["claims"] + fig2.build_block(result["records"], settings)["claims"]
+    text += fig2.shared_sections(both, settings) + "\n\n"
     numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}{'/' + r['variant'] if r['variant'] else ''}/comm_mbit":
                r["mean"] for _, r in result["agg"].iterrows()}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
