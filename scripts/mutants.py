@@ -116,6 +116,10 @@ MODULE_TESTS = {
     "fedlib/reporting/describe.py": ["tests/test_runs_frame.py", "tests/test_claims_edges.py"],
     "fedlib/reporting/figures.py": ["tests/test_figures_style.py"],
     "fedlib/reporting/run_notebook.py": ["tests/test_run_notebook.py"],
+    **{f"fedlib/{name}.py": ["tests/test_lifeline.py", "tests/test_fanout.py"] for name in ("lifeline",
+                                                                                          "lifeline_server")},
+    "fedlib/papers/fadamgt/designs.py": ["tests/test_fadamgt_claims.py", "tests/test_fadamgt_table_claims.py"],
+    "fedlib/reporting/rule_v1.py": ["tests/test_committed_claims.py", "tests/test_rule.py"],
 }
 NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_steps,batch_positions,batch,"
                             "run_round,local_work,_merge_active,clip_by_norm",

@@ -94,8 +94,8 @@ def regime_check(records: Sequence[dict], iid: Sequence[dict], settings: Mapping
             at = setting_label(settings, r, level(settings, r, offset))
             iid_at = f"{run_label(settings, r)} IID, target {100 * level(settings, r, offset):.0f}%"
             comps.append(cost_paired(agg, "rounds", (f"{NAMES[a]} IID", {"row": r, "algorithm": a, "split": "iid"}),
-                                     (f"{NAMES[a]} Dir {alpha:g}", {"row": r, "algorithm": a,
-                                                                    "split": "dirichlet"}), iid_at, setting_b=at,
+                                     (NAMES[a], {"row": r, "algorithm": a, "split": "dirichlet"}), iid_at,
+                                     setting_b=at,        # the claims' own side: the same runs, one per-seed row
                                      label=f"{run_label(settings, r)}, target "
                                            f"{100 * level(settings, r, offset):.0f}%: IID vs Dir {alpha:g}",
                                      margin=rounds_margin(settings, r)))
