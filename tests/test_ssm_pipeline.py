@@ -95,7 +95,7 @@ def test_figure2_plots_exactly_table1s_runs_and_dvc_wires_it():
         art = section.split("_", 2)[2]
         st = stages[section]
         assert f"notebooks/{section}.ipynb" in st["deps"] and "-p out_dir reports/fedadam_ssm" in st["cmd"]
-        assert st["metrics"] == [{f"reports/fedadam_ssm/{art}.json": {"cache": False, "persist": True}}]
+        assert st["metrics"] == [{f"reports/fedadam_ssm/{art}_metrics.json": {"cache": False, "persist": True}}]
         assert f"reports/fedadam_ssm/{art}.json" in stages["reports_index"]["deps"]
 
 
@@ -144,7 +144,7 @@ def test_figure3_writes_its_files_from_a_tiny_grid(tmp_path):
     records = run_many(fig3.configs(settings), tmp_path / "cache", workers=1, verbose=False)
     result = fig3.build(records, settings)
     paths = fig3.write(result, settings, tmp_path / "out")
-    assert {p.name for p in paths} == {"fig3.png", "fig3.svg", "fig3.csv", "fig3.md", "fig3.json"}
+    assert {p.name for p in paths} == {"fig3.png", "fig3.svg", "fig3.csv", "fig3.md", "fig3.json", "fig3_metrics.json"}
     curves = pd.read_csv(tmp_path / "out" / "fig3.csv")
     assert sorted(curves["value"].unique()) == [1, 3] and curves["round"].max() == 3
     meta = json.loads((tmp_path / "out" / "fig3.json").read_text())
