@@ -175,8 +175,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                           "best (%)": t["best"]})
     text += "\n" + page.fmt_table(shown) + "\n\n"
     text += ("'-' = weight not used. Table α_1 / β_1 weigh the most recent global displacement (A1). Row α = β = - "
-             "is FedAvg; α_1 = 0.9 alone is FedCM with a = 0.1 (both identities are unit-tested). Cells: final / "
-             "best test accuracy, mean ± sample std over seeds; the claims read the final cells. "
+             "is FedAvg (bit for bit, unit-tested). " + page.FEDCM_IDENTITY + ". Cells: final / best test accuracy, "
+             "mean ± sample std over seeds; the claims read the final cells. "
              + M.CONVERGENCE_LEGEND + "\n\n")
     text += "".join(f"{line}\n\n" for line in coincident_rows(result["frame"], settings))
     numbers = {f"{label(a, b)}/final": m for a, b, m in zip(t["alpha"], t["beta"], t["final_mean"])}
