@@ -12,22 +12,32 @@ import math
 
 import pandas as pd
 import pytest
+from scipy import stats as st
 
 from fedlib.reporting import claims as C
 from fedlib.reporting import pairwise
 from fedlib.reporting.stats import Paired
 
 
-def side(method, values, cap=None, setting="s", metric="m"):
+def side(method, values, cap=None, setting="s", metric="rounds to target"):
     return C.Side(method, setting, metric, values, cap)
 
 
-def stat(p, *, outcome="unknown", mean=1.0, lo=0.5, hi=1.5, n=3, higher_is_better=True, b_values=None,
-         a_lower=True, a_higher=True, method="A"):
-    """A statistical comparison with a hand-made paired difference (p chosen)."""
+def stat(p, *, outcome="unknown", mean=1.0, n=3, higher_is_better=True, b_values=None, a_lower=True,
+         a_higher=True, method="A", margin=0.1):
+    """A statistical comparison with a hand-made paired difference whose two-sided t p-value is `p` (its standard
+    error chosen so; its 95 % interval follows), and a margin δ."""
     b = side("B", {0: 10.0, 1: 10.0, 2: 10.0} if b_values is None else b_values)
-    return C.Comparison(outcome, f"{method} vs B", side(method, {0: 1.0, 1: 1.0, 2: 1.0}), b, higher_is_better,
-                        False, Paired(n, 0, mean, lo, hi, p, a_lower, a_higher))
+    se = abs(mean) / st.t.isf(p / 2, n - 1)
+    half = st.t.ppf(0.975, n - 1) * se
+    cmp = C.Comparison(outcome, f"{method} vs B", side(method, {0: 1.0, 1: 1.0, 2: 1.0}), b, higher_is_better,
+                       False, Paired(n, 0, mean, mean - half, mean + half, p, a_lower, a_higher, se), margin=margin)
+    return cmp
+
+
+def CV(*args, **kw):
+    """compare_values with a margin of 0.1 (metric "value" has no default margin)."""
+    return C.compare_values(*args, **{"margin": 0.1, **kw})
 
 
 def outcomes(*names):
@@ -47,16 +57,17 @@ def test_paired_costs_with_censoring_print_every_field():
         "outcome": "worse", "text": cmp.text,
         "a": {"method": "A", "setting": "digits (cnn)", "metric": "rounds", "cap": 9.0},
         "b": {"method": "B", "setting": "digits (cnn)", "metric": "rounds", "cap": 8.0},
-        "higher_is_better": False, "exact": False, "n": 2, "effect": 2.0, "lo": 2.0, "hi": 2.0, "p_adjusted": None}
+        "higher_is_better": False, "exact": False, "n": 2, "effect": 2.0, "lo": 2.0, "hi": 2.0, "level": 0.95, "p": 0.0,
+        "p_adjusted": None, "margin": 1.0, "not_converged": ""}
     C.adjust([cmp])
     assert cmp.p_adjusted == 0.0 and cmp.to_dict()["p_adjusted"] == 0.0 and cmp.outcome == "worse"
-    assert C.evidence_line(cmp) == f"worse: {cmp.text}, Holm p = 0"
+    assert C.evidence_line(cmp) == f"worse: {cmp.text}, Holm p = 0, δ = 1.0"
     mirrored = C.paired(a, b, higher_is_better=True)
     assert mirrored.outcome == "better" and mirrored.text.startswith("A >9 (2/3 reached) vs B >8 (2/3 reached); Δ = 2 ")
 
 
 def test_to_dict_of_unbounded_and_missing_numbers_is_none():
-    one = C.compare_values({0: 5.0}, {0: 3.0})                    # one pair: the interval is (−∞, ∞), p is nan
+    one = CV({0: 5.0}, {0: 3.0})                    # one pair: the interval is (−∞, ∞), p is nan
     assert one.outcome == "unknown"
     d = one.to_dict()
     assert (d["n"], d["effect"], d["lo"], d["hi"], d["p_adjusted"]) == (1, 2.0, None, None, None)
@@ -65,17 +76,18 @@ def test_to_dict_of_unbounded_and_missing_numbers_is_none():
     assert (d["n"], d["effect"], d["lo"], d["hi"], d["p_adjusted"]) == (0, None, None, None, None)
     bare = C.Comparison("unknown", "x: missing runs").to_dict()
     assert bare == {"outcome": "unknown", "text": "x: missing runs", "a": None, "b": None, "higher_is_better": True,
-                    "exact": False, "n": None, "effect": None, "lo": None, "hi": None, "p_adjusted": None}
+                    "exact": False, "n": None, "effect": None, "lo": None, "hi": None, "level": 0.95, "p": None,
+                    "p_adjusted": None, "margin": None, "not_converged": ""}
 
 
 def test_compare_values_defaults_and_arguments():
-    cmp = C.compare_values({1: 2, 0: 1}, {0: 0.5, 1: 1.5})
+    cmp = CV({1: 2, 0: 1}, {0: 0.5, 1: 1.5})
     assert cmp.outcome == "better" and cmp.higher_is_better is True
     assert (cmp.a.method, cmp.a.setting, cmp.a.metric, cmp.a.cap) == ("A", "", "value", None)
     assert (cmp.b.method, cmp.b.setting, cmp.b.metric, cmp.b.cap) == ("B", "", "value", None)
     assert cmp.a.values == {1: 2.0, 0: 1.0} and all(type(v) is float for v in cmp.a.values.values())
     assert cmp.text == "A 1.500 vs B 1.000; Δ = 0.500 [0.500, 0.500] (n = 2)"
-    named = C.compare_values({0: 1.0, 1: 2.0}, {0: 0.5, 1: 1.5}, ("X", "Y"), "{:.1f}", higher_is_better=False,
+    named = CV({0: 1.0, 1: 2.0}, {0: 0.5, 1: 1.5}, ("X", "Y"), "{:.1f}", higher_is_better=False,
                              setting="S", metric="acc", label="lab")
     assert named.outcome == "worse" and named.higher_is_better is False
     assert (named.a.method, named.a.setting, named.a.metric, named.b.method) == ("X", "S", "acc", "Y")
@@ -87,7 +99,7 @@ def test_compare_costs_censored_b_uses_its_own_cap_and_lower_is_better():
     assert (cmp.a.cap, cmp.b.cap) == (50.0, 8.0)
     assert (cmp.diff.mean, cmp.diff.lo, cmp.diff.hi, cmp.diff.p) == (-2.0, -2.0, -2.0, 0.0)   # 5−7, 6−8
     assert cmp.outcome == "better" and cmp.higher_is_better is False
-    assert (cmp.a.method, cmp.b.method, cmp.a.setting, cmp.a.metric) == ("A", "B", "", "cost")
+    assert (cmp.a.method, cmp.b.method, cmp.a.setting, cmp.a.metric) == ("A", "B", "", "rounds to target")
     assert cmp.text == "A 5.5 vs B >8 (1/2 reached); Δ = -2.0 [-2.0, -2.0] (n = 2)"
     # cap_b defaults to cap_a; a censored A may not be declared lower (its cap understates its cost)
     dflt = C.compare_costs({0: 5.0, 1: None}, {0: 7.0, 1: 12.0}, cap_a=10.0, names=("P", "Q"), setting="S",
@@ -100,7 +112,7 @@ def test_compare_costs_censored_b_uses_its_own_cap_and_lower_is_better():
 
 
 def test_one_pair_and_no_pair_print_no_interval():
-    assert C.compare_values({0: 5.0}, {0: 3.0}).text == "A 5.000 vs B 3.000; Δ = 2.000 (n = 1)"
+    assert CV({0: 5.0}, {0: 3.0}).text == "A 5.000 vs B 3.000; Δ = 2.000 (n = 1)"
     assert C.compare_costs({0: None, 1: None}, {0: None, 1: None}, cap_a=40.0).text == \
         "A >40 vs B >40 (no informative seed pair)"
     bare = C.Comparison("unknown", "", side("A", {0: 1.0}), side("B", {0: 2.0}))       # no statistics at all
@@ -127,7 +139,7 @@ def test_side_key_and_claim_dict():
     claim = C.Claim("X", "t", "§1", C.CONFIRMED)
     assert claim.to_dict() == {"id": "X", "text": "t", "source": "§1", "status": "confirmed", "evidence": [],
                                "rule": "", "kind": "sentence", "quote": "", "aggregate": "all", "comparisons": [],
-                               "reason": ""}
+                               "reason": "", "design": None, "seeds_run": None, "underpowered": False}
 
 
 # ---------------------------------------------------------------------------------------------- exact values
@@ -208,9 +220,9 @@ def test_all_better_and_evidence_lines():
     assert C.all_better([]) == (C.INCONCLUSIVE, ["no comparisons available"])
     verdict, evidence = C.all_better([stat(0.012345), stat(0.5)])
     assert verdict == C.INCONCLUSIVE
-    assert evidence == ["better: A vs B, Holm p = 0.0247", "tie: A vs B, Holm p = 0.5"]
+    assert evidence == ["better: A vs B, Holm p = 0.0247, δ = 0.1", "tie: A vs B, Holm p = 0.5, δ = 0.1"]
     verdict, evidence = C.all_better([stat(0.001), stat(0.02)])
-    assert verdict == C.CONFIRMED and evidence == ["better: A vs B, Holm p = 0.002", "better: A vs B, Holm p = 0.02"]
+    assert verdict == C.CONFIRMED and evidence == ["better: A vs B, Holm p = 0.002, δ = 0.1", "better: A vs B, Holm p = 0.02, δ = 0.1"]
 
 
 # ---------------------------------------------------------------------------------------------- aggregation rules
@@ -259,36 +271,30 @@ def test_verdict_peak(names, verdict):
 
 
 def test_verdict_no_gain_at_its_margin():
-    ok = dict(outcome="tie", mean=0.0, lo=-1.0, hi=1.0)             # B's mean 10: the margin is 0.1 · 10 = 1.0
-    assert C._verdict_no_gain([]) == C.INCONCLUSIVE
-    assert C._verdict_no_gain([stat(0.5, **ok)]) == C.CONFIRMED                          # a gain of 1.0 at most
-    assert C._verdict_no_gain([stat(0.5, **{**ok, "hi": 1.0 + 2 ** -20})]) == C.INCONCLUSIVE
-    assert C._verdict_no_gain([stat(0.5, **{**ok, "lo": -5.0})]) == C.CONFIRMED          # losses do not count
-    assert C._verdict_no_gain([stat(0.5, **ok, b_values={0: 8.0, 1: 12.0, 2: 10.0})]) == C.CONFIRMED
-    assert C._verdict_no_gain([stat(0.5, **ok, b_values={0: -10.0, 1: -10.0, 2: -10.0})]) == C.CONFIRMED  # |mean|
-    # lower is better: the gain is −lo
-    low = dict(outcome="tie", mean=0.0, lo=-1.0, hi=5.0, higher_is_better=False)
-    assert C._verdict_no_gain([stat(0.5, **low)]) == C.CONFIRMED
-    assert C._verdict_no_gain([stat(0.5, **{**low, "lo": -1.0 - 2 ** -20})]) == C.INCONCLUSIVE
-    assert C._verdict_no_gain([stat(0.5, **{**ok, "mean": -2.0, "outcome": "worse", "hi": -1.0})]) == C.CONFIRMED
-    # two seeds are enough, one is not; unknown, exact, statistics-free or censored-B comparisons cannot confirm
-    assert C._verdict_no_gain([stat(0.5, **ok, n=2)]) == C.CONFIRMED
-    assert C._verdict_no_gain([stat(0.5, **ok, n=1)]) == C.INCONCLUSIVE
-    assert C._verdict_no_gain([stat(0.5, **{**ok, "outcome": "unknown"})]) == C.INCONCLUSIVE
-    assert C._verdict_no_gain([stat(0.5, **ok, b_values={0: 10.0, 1: None, 2: 10.0})]) == C.INCONCLUSIVE
-    no_b = stat(0.5, **ok)
-    no_b.b = None
-    assert C._verdict_no_gain([no_b]) == C.INCONCLUSIVE
-    as_exact = stat(0.5, **ok)
-    as_exact.exact = True
-    assert C._verdict_no_gain([as_exact]) == C.INCONCLUSIVE
-    no_diff = stat(0.5, **ok)
-    no_diff.diff = None
-    assert C._verdict_no_gain([no_diff]) == C.INCONCLUSIVE
-    # any significant gain refutes, whatever comes before; every comparison must pass
-    assert C._verdict_no_gain([stat(0.5, **{**ok, "outcome": "unknown"}), stat(0.01, outcome="better")]) == C.REFUTED
-    assert C._verdict_no_gain([stat(0.5, **ok), stat(0.5, **{**ok, "hi": 3.0})]) == C.INCONCLUSIVE
-    assert C._verdict_no_gain([stat(0.5, **ok), stat(0.5, **{**ok, "lo": -3.0})]) == C.CONFIRMED
+    """'No gain' is confirmed when every interval's upper end (the gain side) is below δ, refuted when one lower end
+    is at δ or above, else inconclusive; censoring must allow the statement; without an interval, outcomes."""
+    def cmp(lo, hi, *, higher=True, margin=1.0, n=5, a_lower=True, a_higher=True):
+        c = stat(0.5, n=n, higher_is_better=higher, a_lower=a_lower, a_higher=a_higher, margin=margin)
+        c.lo, c.hi = lo, hi
+        return c
+    ng = C._verdict_no_gain
+    assert ng([]) == C.INCONCLUSIVE
+    assert ng([cmp(-0.5, 0.9)]) == C.CONFIRMED                          # a gain of 1.0 excluded
+    assert ng([cmp(-0.5, 1.0)]) == C.INCONCLUSIVE                       # hi = δ: not excluded
+    assert ng([cmp(-5.0, 0.9)]) == C.CONFIRMED                          # losses do not count
+    assert ng([cmp(1.0, 3.0)]) == C.REFUTED and ng([cmp(0.99, 3.0)]) == C.INCONCLUSIVE   # a gain of δ shown
+    # lower is better: the gain is −(a − b)
+    assert ng([cmp(-0.9, 5.0, higher=False)]) == C.CONFIRMED and ng([cmp(-3.0, -1.0, higher=False)]) == C.REFUTED
+    # censoring: "gain < δ" needs no censored run on B's side of a cost (a_may_be_higher), A's for a gain
+    assert ng([cmp(-0.9, 5.0, higher=False, a_higher=False)]) == C.INCONCLUSIVE
+    assert ng([cmp(-0.5, 0.9, a_lower=False)]) == C.INCONCLUSIVE
+    assert ng([cmp(-0.5, 0.9, n=1)]) == C.INCONCLUSIVE
+    unconverged = cmp(-0.5, 0.9)
+    unconverged.not_converged = "not converged: A still rising"
+    assert ng([unconverged]) == C.INCONCLUSIVE
+    assert ng(outcomes("better")) == C.REFUTED and ng(outcomes("tie")) == C.INCONCLUSIVE
+    assert ng([cmp(-0.5, 0.9), cmp(-0.5, 3.0)]) == C.INCONCLUSIVE and ng([cmp(-0.5, 0.9), cmp(-3.0, 0.5)]) == \
+        C.CONFIRMED
 
 
 # ---------------------------------------------------------------------------------------------- claims
@@ -300,18 +306,20 @@ def test_judge_keeps_every_field():
     assert claim.status == C.CONFIRMED
     assert claim.to_dict() == {
         "id": "T1", "text": "A beats B", "source": "Table 2", "status": "confirmed",
-        "evidence": ["better: A vs B, Holm p = 0.02", "better: A vs B, Holm p = 0.04", "note one", "note two"],
+        "evidence": ["better: A vs B, Holm p = 0.02, δ = 0.1", "better: A vs B, Holm p = 0.04, δ = 0.1", "note one", "note two"],
         "rule": "my rule", "kind": "table", "quote": "q", "aggregate": "majority",
-        "comparisons": [c1.to_dict(), c2.to_dict()], "reason": ""}
+        "comparisons": [{**c1.to_dict(), "reading": "gain"}, {**c2.to_dict(), "reading": "gain"}], "reason": "", "design": None, "seeds_run": 3,
+        "underpowered": False}
     assert claim.comparisons[0]["p_adjusted"] == pytest.approx(0.02)
     assert len(claim._comparison_objects) == 2 and all(x is y for x, y in zip(claim._comparison_objects, [c1, c2]))
     bare = C.judge("T2", "t", "s", [], notes=["n"])
     assert bare.to_dict() == {"id": "T2", "text": "t", "source": "s", "status": "inconclusive",
                               "evidence": ["no comparisons available", "n"], "rule": C.RULE_TEXT, "kind": "sentence",
-                              "quote": "", "aggregate": "all", "comparisons": [], "reason": ""}
+                              "quote": "", "aggregate": "all", "comparisons": [], "reason": "", "design": None,
+                              "seeds_run": None, "underpowered": False}
     assert bare._comparison_objects == []
     holm = C.judge("T3", "t", "s", [stat(0.03), stat(0.04)])      # each alone significant, together not
-    assert holm.status == C.INCONCLUSIVE and holm.evidence == ["tie: A vs B, Holm p = 0.06"] * 2
+    assert holm.status == C.INCONCLUSIVE and holm.evidence == ["tie: A vs B, Holm p = 0.06, δ = 0.1"] * 2
     ties = [C.exact(side("A", {0: 4.0}), side("P", {0: 4.0}), higher_is_better=True)]
     assert C.judge("T4", "t", "s", ties, aggregate="match").status == C.CONFIRMED
     assert C.judge("T5", "t", "s", [stat(0.01), stat(0.01)], aggregate="unconfirmable").status == C.INCONCLUSIVE
@@ -348,15 +356,15 @@ def test_seed_table_rows():
 
 def test_seed_table_shares_sides_skips_missing_runs_and_sorts_seeds():
     b = {2: 1.0, 0: 2.0, 1: 3.0}
-    first = C.compare_values({0: 5.0, 1: 6.0, 2: 7.0}, b, ("A", "B"), setting="s", metric="m")
-    second = C.compare_values({0: 4.0, 1: 6.0, 2: 8.0}, b, ("C", "B"), setting="s", metric="m")  # B again, same
+    first = CV({0: 5.0, 1: 6.0, 2: 7.0}, b, ("A", "B"), setting="s", metric="m")
+    second = CV({0: 4.0, 1: 6.0, 2: 8.0}, b, ("C", "B"), setting="s", metric="m")  # B again, same
     missing = C.Comparison("unknown", "s: missing runs")
     table = C.seed_table([C.judge("X", "t", "s", [missing, first]), C.judge("Y", "t", "s", [first, second])])
     assert list(zip(table["method"], table["seed"], table["value"])) == [
         ("A", 0, 5.0), ("A", 1, 6.0), ("A", 2, 7.0), ("B", 0, 2.0), ("B", 1, 3.0), ("B", 2, 1.0),
         ("C", 0, 4.0), ("C", 1, 6.0), ("C", 2, 8.0)]
     assert not table["censored"].any() and table["cap"].isna().all()
-    other = C.compare_values({0: 1.0, 1: 2.0, 2: 3.0}, {0: 9.0, 1: 9.0, 2: 9.0}, ("A", "D"), setting="s", metric="m")
+    other = CV({0: 1.0, 1: 2.0, 2: 3.0}, {0: 9.0, 1: 9.0, 2: 9.0}, ("A", "D"), setting="s", metric="m")
     with pytest.raises(ValueError, match=r"^claim Z: \('A', 's', 'm'\) has two sets of per-seed numbers; give each "
                                          r"its own setting or metric name$"):
         C.seed_table([C.judge("Z", "t", "s", [first, other])])
@@ -388,7 +396,7 @@ def test_recompute_from_the_seed_table():
 
 
 def test_recompute_aggregate_status_and_not_testable():
-    strong = [C.compare_values({0: 2.0, 1: 3.0}, {0: 1.0, 1: 2.0}, ("A", "B"), setting=s) for s in ("x", "y")]
+    strong = [CV({0: 2.0, 1: 3.0}, {0: 1.0, 1: 2.0}, ("A", "B"), setting=s) for s in ("x", "y")]
     claim = C.judge("U", "t", "s", strong, aggregate="unconfirmable")
     table = C.seed_table([claim])
     assert claim.status == C.INCONCLUSIVE and C.recompute(claim.to_dict(), table) == (C.INCONCLUSIVE,
@@ -396,7 +404,7 @@ def test_recompute_aggregate_status_and_not_testable():
     legacy = claim.to_dict()
     del legacy["aggregate"]                                            # an older record: "all"
     assert C.recompute(legacy, table) == (C.CONFIRMED, ["better", "better"])
-    lower = C.judge("L", "t", "s", [C.compare_values({0: 2.0, 1: 3.0}, {0: 1.0, 1: 2.0}, higher_is_better=False)])
+    lower = C.judge("L", "t", "s", [CV({0: 2.0, 1: 3.0}, {0: 1.0, 1: 2.0}, higher_is_better=False)])
     assert C.recompute(lower.to_dict(), C.seed_table([lower])) == (C.REFUTED, ["worse"])
     check = C.Claim("K", "the engine counts bits", "§1", C.CONFIRMED, kind="check")
     assert C.recompute(check.to_dict(), table) == (C.CONFIRMED, [])
@@ -414,9 +422,9 @@ def test_not_testable_keeps_everything_but_the_verdict():
     assert nt.to_dict() == {
         "id": "N", "text": "A beats B", "source": "§4", "status": C.NOT_TESTABLE,
         "evidence": ["not testable at this scale: the target was reached by every method",
-                     "(for information) better: A vs B, Holm p = 0.01", "(for information) extra"],
+                     "(for information) better: A vs B, Holm p = 0.01, δ = 0.1", "(for information) extra"],
         "rule": "r", "kind": "table", "quote": "q", "aggregate": "peak", "comparisons": claim.comparisons,
-        "reason": "the target was reached by every method"}
+        "reason": "the target was reached by every method", "design": None, "seeds_run": 3, "underpowered": False}
     assert nt.comparisons is claim.comparisons and nt._comparison_objects is claim._comparison_objects
     assert claim.status == C.CONFIRMED
     assert C.not_testable(C.Claim("M", "t", "s", C.REFUTED), "why")._comparison_objects == []
@@ -428,23 +436,26 @@ def test_claims_summary_counts():
               C.Claim("5", "t", "s", C.CONFIRMED), C.Claim("6", "t", "s", C.CONFIRMED, kind="check"),
               C.Claim("7", "t", "s", C.REFUTED, kind="check"), C.Claim("8", "t", "s", C.CONFIRMED, kind="check")]
     assert C.claims_summary(claims) == {"n_claims": 5, "confirmed": 2, "refuted": 1, "inconclusive": 1,
-                                        "not_testable": 1, "checks": 3, "checks_confirmed": 2}
+                                        "equivalent": 0, "underpowered": 0, "not_testable": 1, "checks": 3, "checks_confirmed": 2}
     class Bare:                                                        # a record without `kind`: a paper claim
         def __init__(self, status):
             self.status = status
     assert C.claims_summary([Bare(C.REFUTED)]) == {"n_claims": 1, "confirmed": 0, "refuted": 1, "inconclusive": 0,
-                                                   "not_testable": 0, "checks": 0, "checks_confirmed": 0}
+                                                   "equivalent": 0, "underpowered": 0, "not_testable": 0, "checks": 0, "checks_confirmed": 0}
     assert C.claims_summary([]) == {"n_claims": 0, "confirmed": 0, "refuted": 0, "inconclusive": 0,
-                                    "not_testable": 0, "checks": 0, "checks_confirmed": 0}
+                                    "equivalent": 0, "underpowered": 0, "not_testable": 0, "checks": 0, "checks_confirmed": 0}
 
 
 # ---------------------------------------------------------------------------------------------- markdown
 def test_counts_text_and_tally():
-    assert C._counts_text({}) == "0 confirmed / 0 refuted / 0 inconclusive / 0 not testable"
-    assert C._counts_text({"confirmed": 3, "refuted": 2, "inconclusive": 1, "not_testable": 4, "checks": 0}) == \
-        "3 confirmed / 2 refuted / 1 inconclusive / 4 not testable"
+    assert C._counts_text({}) == \
+        "0 confirmed / 0 refuted / 0 equivalent / 0 inconclusive / 0 underpowered / 0 not testable"
+    assert C._counts_text({"confirmed": 3, "refuted": 2, "equivalent": 5, "inconclusive": 1, "underpowered": 6,
+                           "not_testable": 4, "checks": 0}) == \
+        "3 confirmed / 2 refuted / 5 equivalent / 1 inconclusive / 6 underpowered / 4 not testable"
     assert C._counts_text({"confirmed": 1, "checks": 2}) == \
-        "1 confirmed / 0 refuted / 0 inconclusive / 0 not testable (paper claims), plus 2 check(s)"
+        "1 confirmed / 0 refuted / 0 equivalent / 0 inconclusive / 0 underpowered / 0 not testable (paper claims), " \
+        "plus 2 check(s)"
     assert C._tally([]) == ""
     assert C._tally(["unknown: a", "worse: b: c", "tie: c", "better: d", "better: e: f", "note: g",
                      "(for information) better: h", "not testable at this scale: i", "better"]) == \
@@ -459,8 +470,9 @@ def test_claims_markdown_prints_every_verdict():
     check = C.Claim("K1", "bits counted", "§5", C.CONFIRMED, ["tie: 5 vs 5"], kind="check")
     md = C.claims_markdown([paper, table, nt, check])
     assert md == "\n".join([
-        f"Decision rule ([docs/claims.md](../../docs/claims.md#the-decision-rule)): {C.RULE_TEXT}. Counts: "
-        "0 confirmed / 1 refuted / 1 inconclusive / 1 not testable (paper claims), plus 1 check(s).",
+        f"Decision rule ([docs/claims.md](../../docs/claims.md#the-decision-rule)): {C.RULE_TEXT}. {C.INTERVAL_TEXT}. "
+        "Counts: 0 confirmed / 1 refuted / 0 equivalent / 1 inconclusive / 0 underpowered / 1 not testable (paper "
+        "claims), plus 1 check(s).",
         "",
         "**The paper's claims**",
         "",
@@ -480,8 +492,8 @@ def test_claims_markdown_prints_every_verdict():
         "Paper (Fig. 1): “A is better”  ",
         "Rule: R  ",
         "Evidence:",
-        "- better: A vs B, Holm p = 0.02",
-        "- tie: A vs B, Holm p = 0.5",
+        "- better: A vs B, Holm p = 0.02, δ = 0.1",
+        "- tie: A vs B, Holm p = 0.5, δ = 0.1",
         "",
         "**T1. A is fast** — ❌ refuted  ",
         "Evidence:",
@@ -498,8 +510,9 @@ def test_claims_markdown_prints_every_verdict():
         ""])
     only_checks = C.claims_markdown([check])
     assert "**The paper's claims**" not in only_checks and only_checks.startswith(
-        f"Decision rule ([docs/claims.md](../../docs/claims.md#the-decision-rule)): {C.RULE_TEXT}. Counts: "
-        "0 confirmed / 0 refuted / 0 inconclusive / 0 not testable (paper claims), plus 1 check(s).\n\n"
+        f"Decision rule ([docs/claims.md](../../docs/claims.md#the-decision-rule)): {C.RULE_TEXT}. {C.INTERVAL_TEXT}. "
+        "Counts: 0 confirmed / 0 refuted / 0 equivalent / 0 inconclusive / 0 underpowered / 0 not testable (paper "
+        "claims), plus 1 check(s).\n\n"
         "**Checks of the reproduction (not counted as the paper's claims)**\n")
     only_paper = C.claims_markdown([table])
     assert "Checks of the reproduction" not in only_paper and "\n\n**The paper's claims**\n\n" in only_paper
@@ -582,7 +595,7 @@ def test_fmt_gap():
 # ---------------------------------------------------------------------------------------------- survivors, round 2
 def test_default_formats_print_lower_case_inf_nan_and_exponents():
     inf = math.inf                               # a diverged run: Δ = inf, its interval nan (inf − inf)
-    assert C.compare_values({0: inf, 1: inf}, {0: 1.0, 1: 2.0}).text == "A inf vs B 1.500; Δ = inf [nan, nan] (n = 2)"
+    assert CV({0: inf, 1: inf}, {0: 1.0, 1: 2.0}).text == "A inf vs B 1.500; Δ = inf [nan, nan] (n = 2)"
     assert C.compare_costs({0: inf, 1: inf}, {0: 1.0, 1: 2.0}, cap_a=10.0).text == \
         "A inf vs B 1.5; Δ = inf [nan, nan] (n = 2)"
     # paired's default 3 significant digits: Δ = 1.5e-05 ± t(0.975, 1) · 0.5e-05 = 12.706 · 0.5e-05
@@ -593,10 +606,10 @@ def test_default_formats_print_lower_case_inf_nan_and_exponents():
 
 
 def test_evidence_line_of_a_statistical_comparison_without_p_value():
-    one = C.compare_values({0: 5.0}, {0: 3.0})                     # n = 1: no p-value, nothing to adjust
+    one = CV({0: 5.0}, {0: 3.0})                     # n = 1: no p-value, nothing to adjust
     verdict, evidence = C.all_better([one])
     assert verdict == C.INCONCLUSIVE and math.isnan(one.p_adjusted)
-    assert evidence == ["unknown: A 5.000 vs B 3.000; Δ = 2.000 (n = 1)"]
+    assert evidence == ["unknown: A 5.000 vs B 3.000; Δ = 2.000 (n = 1), δ = 0.100"]
 
 
 def test_recompute_of_a_record_without_comparisons_and_of_a_malformed_exact_side():
@@ -612,8 +625,8 @@ def test_recompute_of_a_record_without_comparisons_and_of_a_malformed_exact_side
 def test_seed_table_keeps_the_other_side_of_a_half_missing_or_a_shared_side():
     half = C.Comparison("unknown", "a missing", None, side("B", {0: 2.0}, setting="s", metric="m"))
     assert list(C.seed_table([C.judge("H", "t", "s", [half])])["method"]) == ["B"]
-    first = C.compare_values({0: 5.0}, {0: 2.0}, ("A", "B"), setting="s", metric="m")
-    again = C.compare_values({0: 5.0}, {0: 9.0}, ("A", "D"), setting="s", metric="m")      # A seen, D new
+    first = CV({0: 5.0}, {0: 2.0}, ("A", "B"), setting="s", metric="m")
+    again = CV({0: 5.0}, {0: 9.0}, ("A", "D"), setting="s", metric="m")      # A seen, D new
     table = C.seed_table([C.judge("S", "t", "s", [first, again])])
     assert list(zip(table["method"], table["value"])) == [("A", 5.0), ("B", 2.0), ("D", 9.0)]
 

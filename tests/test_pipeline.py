@@ -360,7 +360,8 @@ def test_not_testable_is_a_verdict_of_its_own():
     assert nt.evidence == ["not testable at this scale: the target was chosen so most methods reach it",
                            "(for information) A on digits (mlp): 3/3 reached"]
     assert C.claims_summary([claim, nt]) == {"n_claims": 2, "confirmed": 0, "refuted": 1, "inconclusive": 0,
-                                             "not_testable": 1, "checks": 0, "checks_confirmed": 0}
+                                             "equivalent": 0, "underpowered": 0, "not_testable": 1, "checks": 0,
+                                             "checks_confirmed": 0}
     assert "| X | A misses the target (Table 9) | sentence | ➖ not testable at this scale |" in C.claims_markdown([nt])
     assert R.status_of({"claims_summary": C.claims_summary([claim, nt])}) == \
         "0 confirmed / 1 refuted / 0 inconclusive / 1 not testable at this scale"

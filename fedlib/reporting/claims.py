@@ -10,17 +10,19 @@ Every claim has a `kind`: `sentence` (a sentence of the paper, quoted in `quote`
 a table or figure of the paper) or `check` (a check of the reproduction itself, e.g. that the engine counts the
 bits the paper's formula gives). Checks are reported in their own list and never enter a paper's tally.
 
-The decision rule is fixed here, before looking at any result, and linked from every report (docs/claims.md):
-methods are compared **paired by seed** at a two-sided 95 % level (`fedlib.reporting.stats`: the paired t interval
-of the mean per-seed difference; censored costs bound in one direction only), the comparisons a claim makes are
-adjusted together with Holm's method, and a claim "A beats B in every case" is
+The decision rule (docs/claims.md, "The decision rule", of 2026-12-05; its history is on that page): methods are
+compared **paired by seed** (`fedlib.reporting.stats`; censored costs bound in one direction only), each comparison
+against the smallest effect of interest δ of its quantity (`fedlib.reporting.effects`), the comparisons a claim
+makes adjusted together with Holm's method, the interval printed at the level of Holm's last step (so that it
+excludes 0 exactly when the label says better or worse), and a claim "A beats B in every case" is
 
-* confirmed when every comparison is significantly in the claimed direction,
-* refuted when at least one comparison is significantly in the contrary direction,
-* inconclusive otherwise (the evidence cannot carry a verdict; counts of better / tie / worse / unknown printed).
+* confirmed when every comparison is better,
+* refuted when one excludes a gain of δ without lying inside ±δ (or the gain holds in some cases only),
+* equivalent when the comparisons that exclude the gain all lie inside ±δ (the claimed difference is absent),
+* inconclusive otherwise (printed "underpowered" when its design needs more seeds than ran).
 
-Each comparison prints its effect (mean paired difference) with its 95 % interval and its Holm-adjusted p-value.
-Deterministic numbers (one exact value per side, e.g. bits counted by a formula) are compared exactly (`exact`).
+A comparison on runs still moving at their last round is unknown (`judge(..., not_converged=...)`). Deterministic
+numbers (one exact value per side, e.g. bits counted by a formula) are compared exactly (`exact`).
 
 A comparison of two methods (`Side`, `Comparison`, `paired`, `exact`, `compare_values`, `compare_costs`) is made in
 fedlib/reporting/pairwise.py and re-exported here; this module turns a claim's comparisons into its verdict, its
@@ -34,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from fedlib.reporting import stats
+from fedlib.reporting import rule_v1, stats
 from fedlib.reporting.pairwise import (  # noqa: F401  -- re-exported: the comparisons are the claims' vocabulary
     OUTCOMES,
     Comparison,
@@ -46,17 +48,42 @@ from fedlib.reporting.pairwise import (  # noqa: F401  -- re-exported: the compa
     relabel,
 )
 
-CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
+CONFIRMED, REFUTED, INCONCLUSIVE, EQUIVALENT = "confirmed", "refuted", "inconclusive", "equivalent"
 NOT_TESTABLE = "not testable at this scale"
-VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE, NOT_TESTABLE)
-ICON = {CONFIRMED: "✅ confirmed", REFUTED: "❌ refuted", INCONCLUSIVE: "❔ inconclusive",
-        NOT_TESTABLE: "➖ not testable at this scale"}
+VERDICTS = (CONFIRMED, REFUTED, EQUIVALENT, INCONCLUSIVE, NOT_TESTABLE)
+ICON = {CONFIRMED: "✅ confirmed", REFUTED: "❌ refuted", EQUIVALENT: "🟰 equivalent (the claimed gain is absent)",
+        INCONCLUSIVE: "❔ inconclusive", NOT_TESTABLE: "➖ not testable at this scale"}
 KINDS = ("sentence", "table", "check")
 #: where every report links for the rule (relative to reports/<paper>/<artefact>.md)
 RULE_LINK = "../../docs/claims.md#the-decision-rule"
-RULE_TEXT = ("paired by seed, two-sided 95 % (paired t interval), Holm-adjusted over the claim's comparisons; "
-             "confirmed when every comparison is significantly in the claimed direction, refuted when one is "
-             "significantly contrary, else inconclusive")
+RULE_TEXT = ("paired by seed, each claim's comparisons Holm-adjusted together, the interval printed at the level of "
+             "Holm's last step; δ = the smallest effect of interest; confirmed when every comparison is better, "
+             "refuted when one excludes a gain of δ without being equivalent, equivalent when the decided ones lie "
+             "inside ±δ, else inconclusive")
+#: said once on every page: what the printed interval is
+INTERVAL_TEXT = ("Intervals are paired t intervals of the mean per-seed difference at the level of the claim's last "
+                 "Holm step (95 % when the claim makes one comparison or Holm declares all of them; "
+                 "100·(1 − 0.05/k) % otherwise, k = the comparisons left undeclared): an interval excludes 0 exactly "
+                 "when Holm declares the comparison better or worse")
+NO_GAIN_MARGIN = rule_v1.NO_GAIN_MARGIN     # the margin of the rule before 2026-12-05 (no longer used by verdicts)
+
+
+@dataclass(frozen=True)
+class Design:
+    """A claim's design, fixed on pilot seeds that are never evaluated (docs/claims.md, "Design before results"):
+    the mechanism the claim rests on, the regime that exercises it, the target, the smallest effect of interest
+    (in the compared metric's units), the seeds a power calculation asks for (`stats.seeds_needed`), the pilot
+    seeds and the commit at which it was fixed."""
+    mechanism: str
+    regime: str
+    target: str
+    margin: float | None
+    seeds_needed: int
+    pilot_seeds: tuple[int, ...] = ()
+    fixed_at: str = ""
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "pilot_seeds": list(self.pilot_seeds)}
 
 
 @dataclass
@@ -72,20 +99,56 @@ class Claim:
     aggregate: str = "all"          # how the comparisons make the verdict (AGGREGATES)
     comparisons: list[dict] = field(default_factory=list)   # the serialised comparisons (recomputable, see below)
     reason: str = ""                # why not testable, when status == NOT_TESTABLE
+    design: dict | None = None      # Design.to_dict(), when the claim has one
+    seeds_run: int | None = None    # informative seed pairs of the thinnest statistical comparison
+    underpowered: bool = False      # inconclusive with fewer seeds run than the design needs
 
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def label(self) -> str:
+        """The verdict as printed: with "underpowered" and "n needed / n run" when the claim has a design."""
+        return verdict_label(self.status, self.underpowered, self.design, self.seeds_run)
+
+
+def verdict_label(status: str, underpowered: bool = False, design: Mapping | None = None,
+                  seeds_run: int | None = None) -> str:
+    icon = ICON.get(status, status)
+    needed = design.get("seeds_needed") if design else None
+    if underpowered:
+        return f"{icon} (underpowered: {needed} needed, {seeds_run} run)"
+    if needed is not None and seeds_run is not None:
+        return f"{icon} ({needed} needed / {seeds_run} run)"
+    return icon
+
 
 # ---------------------------------------------------------------------------------------------- claim verdicts
 def adjust(comparisons: Sequence[Comparison]) -> list[Comparison]:
-    """Holm-adjust the p-values of a claim's statistical comparisons and decide each outcome at the 95 % level."""
+    """Holm-adjust a claim's statistical comparisons together and decide each at the interval of Holm's last step
+    (`stats.holm_alpha`), so that the printed interval and the label agree. Comparisons flagged not converged are
+    left out of the family (their outcome is unknown)."""
     comps = list(comparisons)
     stat = [c for c in comps if not c.exact and c.diff is not None]
-    for c, p_adj in zip(stat, stats.holm([c.diff.p for c in stat])):
-        c.p_adjusted = p_adj
-        c.outcome = stats.decide(c.diff, p_adj, c.higher_is_better)
+    pvalues = [math.nan if c.not_converged else c.diff.p for c in stat]
+    alpha = stats.holm_alpha(pvalues)
+    for c, p_adj in zip(stat, stats.holm(pvalues)):
+        c.decide(alpha, p_adj)
     return comps
+
+
+def reading(c: Comparison) -> str:
+    """What one comparison says about the gain a claim gives its first side: "gain" (better), "negligible" (a gain
+    of δ excluded and the interval inside ±δ: equivalent), "no gain" (a gain of δ excluded, not inside ±δ: a
+    contrary effect, or one that may reach δ), or "open". A comparison without an interval (exact values, or an
+    outcome alone) reads from its outcome."""
+    if c.not_converged:
+        return "open"
+    o = c.oriented()
+    if o is None or c.margin is None:
+        return {"better": "gain", "worse": "no gain", "equivalent": "negligible"}.get(c.outcome, "open")
+    if o.excludes_gain(c.margin):
+        return "negligible" if o.equivalent(c.margin) else "no gain"
+    return "gain" if c.outcome == "better" else "open"
 
 
 def all_better(comparisons: Iterable[Comparison]) -> tuple[str, list[str]]:
@@ -95,25 +158,32 @@ def all_better(comparisons: Iterable[Comparison]) -> tuple[str, list[str]]:
 
 
 def _verdict_all(comps: Sequence[Comparison]) -> str:
+    """'A is better than B in every case': confirmed when every comparison is better (and not negligible); refuted
+    when one excludes a gain of δ without being equivalent (a contrary effect, or one that may reach δ), or when
+    the gain is shown in some cases and excluded in others; equivalent when the only decided cases are equivalent
+    (the claimed gain is absent: A and B within ±δ); inconclusive otherwise."""
     if not comps:
         return INCONCLUSIVE
-    if any(c.outcome == "worse" for c in comps):
+    r = [reading(c) for c in comps]
+    if "no gain" in r:
         return REFUTED
-    if all(c.outcome == "better" for c in comps):
-        return CONFIRMED
-    return INCONCLUSIVE
+    if "negligible" in r:
+        return REFUTED if "gain" in r else EQUIVALENT
+    return CONFIRMED if all(x == "gain" for x in r) else INCONCLUSIVE
 
 
 def _verdict_majority(comps: Sequence[Comparison]) -> str:
-    """'A beats most of the others': confirmed when more than half of the comparisons are better, refuted when at
-    least half are worse, else inconclusive (e.g. "better than the DIR-0.3 accuracy of most other baselines")."""
+    """'A beats most of the others': confirmed when more than half of the comparisons show the gain; when at least
+    half exclude it, equivalent if all of those are equivalent, else refuted; inconclusive otherwise."""
     if not comps:
         return INCONCLUSIVE
-    better = sum(c.outcome == "better" for c in comps)
-    worse = sum(c.outcome == "worse" for c in comps)
-    if better > len(comps) / 2:
+    r = [reading(c) for c in comps]
+    if r.count("gain") > len(r) / 2:
         return CONFIRMED
-    return REFUTED if worse >= len(comps) / 2 else INCONCLUSIVE
+    excluded = [x for x in r if x in ("no gain", "negligible")]
+    if len(excluded) >= len(r) / 2:
+        return EQUIVALENT if all(x == "negligible" for x in excluded) else REFUTED
+    return INCONCLUSIVE
 
 
 def _verdict_unconfirmable(comps: Sequence[Comparison]) -> str:
@@ -133,40 +203,38 @@ def _verdict_match(comps: Sequence[Comparison]) -> str:
 
 def _verdict_peak(comps: Sequence[Comparison]) -> str:
     """'First rises, then falls' over a grid: the comparisons are the best interior value against each end.
-    Confirmed when it beats both ends; refuted when both ends beat it (a valley); otherwise inconclusive, in
-    particular when an end beats every interior value: a grid that stops before the turn cannot show it."""
+    Confirmed when it beats both ends (by more than a negligible gain); refuted when both ends beat it (a valley);
+    equivalent when it is equivalent to both (flat); otherwise inconclusive, in particular when an end beats every
+    interior value: a grid that stops before the turn cannot show it."""
     if not comps:
         return INCONCLUSIVE
-    if all(c.outcome == "better" for c in comps):
+    r = [reading(c) for c in comps]
+    if all(x == "gain" for x in r):
         return CONFIRMED
     if all(c.outcome == "worse" for c in comps):
         return REFUTED
-    return INCONCLUSIVE
-
-
-#: the largest gain a claim of "no (visible) gain" tolerates: 10 % of the other method's mean
-NO_GAIN_MARGIN = 0.10
+    return EQUIVALENT if all(x == "negligible" for x in r) else INCONCLUSIVE
 
 
 def _verdict_no_gain(comps: Sequence[Comparison]) -> str:
-    """'A brings no gain over B' (e.g. "incorporating ET doesn't bring visible improvement"): refuted when one
-    comparison is significantly better for A (the gain the claim denies); confirmed when none is better and each
-    comparison's 95 % interval excludes a gain larger than NO_GAIN_MARGIN of B's mean, with no censored value on B's
-    side (a cap understates B's cost, hence A's gain); inconclusive otherwise, so that a tie from too few seeds does
-    not confirm. Two comparisons with the sides swapped make a claim of equivalence ("the gap becomes negligible")."""
+    """'A brings no gain over B' (e.g. "incorporating ET doesn't bring visible improvement"): confirmed when every
+    comparison excludes a gain of δ for A (the upper end of its interval below δ: one of the two one-sided tests at
+    δ; censoring must allow it); refuted when one shows a gain of at least δ (the lower end at δ or above) or, for a
+    comparison without an interval, when it is better; inconclusive otherwise, so that a tie from too few seeds does
+    not confirm. Two comparisons with the sides swapped make a claim of equivalence ("the gap becomes negligible"):
+    both one-sided tests at δ."""
     if not comps:
         return INCONCLUSIVE
-    if any(c.outcome == "better" for c in comps):
-        return REFUTED
     for c in comps:
-        d = c.diff
-        if c.exact or d is None or d.n < 2 or c.outcome == "unknown" or c.b is None:
-            return INCONCLUSIVE
-        b_vals = list(c.b.values.values())
-        if any(v is None for v in b_vals):
-            return INCONCLUSIVE
-        largest_gain = d.hi if c.higher_is_better else -d.lo
-        if largest_gain > NO_GAIN_MARGIN * abs(float(np.mean(b_vals))):
+        o = None if c.not_converged else c.oriented()
+        if o is None or c.margin is None:
+            if c.outcome == "better":
+                return REFUTED
+        elif o.n >= 2 and o.can_lo and o.lo >= c.margin:
+            return REFUTED
+    for c in comps:
+        o = None if c.not_converged else c.oriented()
+        if o is None or c.margin is None or not o.excludes_gain(c.margin):
             return INCONCLUSIVE
     return CONFIRMED
 
@@ -179,27 +247,94 @@ AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {
 
 def evidence_line(c: Comparison) -> str:
     p = "" if c.exact or math.isnan(c.p_adjusted) else f", Holm p = {c.p_adjusted:.3g}"
-    return f"{c.outcome}: {c.text}{p}"
+    delta = "" if c.exact or c.margin is None else f", δ = {c.fmt.format(c.margin)}"
+    return f"{c.outcome}: {c.text}{p}{delta}"
 
 
 def judge(cid: str, text: str, source: str, comparisons: Iterable[Comparison], *, kind: str = "sentence",
-          quote: str = "", aggregate: str = "all", rule: str = "", notes: Sequence[str] = ()) -> Claim:
+          quote: str = "", aggregate: str = "all", rule: str = "", notes: Sequence[str] = (),
+          design: Design | None = None, not_converged: Mapping | None = None) -> Claim:
     """A claim decided from its comparisons: Holm-adjusted, aggregated by `aggregate`, evidence and comparisons
-    kept so that the verdict can be recomputed from the per-seed table alone (`recompute`)."""
+    kept so that the verdict can be recomputed from the per-seed table alone (`recompute`).
+
+    `design`: the claim's Design; the verdict prints "n needed / n run", and an inconclusive verdict with fewer seeds
+    run than needed is "inconclusive (underpowered)". `not_converged`: {Side key or (method, setting): why} for
+    cells still moving at their last round (`convergence.moving`); a comparison reading such a cell is "unknown
+    (not converged)": a claim about final values is not decided on runs that have not finished moving."""
     if kind not in KINDS:
         raise ValueError(f"claim {cid}: kind={kind!r}; allowed: {', '.join(KINDS)}")
-    comps = adjust(list(comparisons))
+    comps = list(comparisons)
+    for c in comps:
+        why = _unconverged(c, not_converged or {})
+        if why:
+            c.not_converged = why
+    comps = adjust(comps)
     status = AGGREGATES[aggregate](comps)
+    run = seeds_run(comps)
+    under = bool(design and status == INCONCLUSIVE and run is not None and run < design.seeds_needed)
     evidence = [evidence_line(c) for c in comps] or ["no comparisons available"]
+    if design is not None:
+        evidence.append(design_line(design, run))
     claim = Claim(cid, text, source, status, [*evidence, *notes], rule or RULE_TEXT, kind, quote, aggregate,
-                  [c.to_dict() for c in comps], "")
+                  [{**c.to_dict(), "reading": reading(c)} for c in comps], "", design.to_dict() if design else None,
+                  run, under)
     claim._comparison_objects = comps          # not serialised: their per-seed values go to the seed table
     return claim
 
 
+def _unconverged(c: Comparison, flags: Mapping) -> str:
+    reasons = []
+    for side in (c.a, c.b):
+        if side is None:
+            continue
+        why = flags.get(side.key()) or flags.get(side.key()[:2])
+        if why:
+            reasons.append(f"{side.method} {why}")
+    return "not converged: " + ", ".join(reasons) if reasons else ""
+
+
+def seeds_run(comps: Sequence[Comparison]) -> int | None:
+    """Informative seed pairs of the thinnest statistical comparison (None without one)."""
+    ns = [c.diff.n for c in comps if not c.exact and c.diff is not None]
+    return min(ns) if ns else None
+
+
+def design_line(design: Design, run: int | None) -> str:
+    fixed = f", fixed at {design.fixed_at}" if design.fixed_at else ""
+    pilots = f", pilot seeds {', '.join(map(str, design.pilot_seeds))}" if design.pilot_seeds else ""
+    margin = "" if design.margin is None else f"δ = {design.margin:g}; "
+    return (f"design: {margin}seeds {design.seeds_needed} needed / {run if run is not None else 'n/a'} run"
+            f"{pilots}{fixed}; regime: {design.regime}; target: {design.target}; mechanism: {design.mechanism}")
+
+
 def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
     """The verdict and per-comparison outcomes of a committed claim (its JSON `claims_detail` entry), recomputed from
-    the artefact's per-seed table alone (a DataFrame with method, setting, metric, seed, value, censored, cap)."""
+    the artefact's per-seed table alone (a DataFrame with method, setting, metric, seed, value, censored, cap).
+    A claim written before the margin rule (its comparisons carry no `margin`) is recomputed under that rule
+    (`rule_v1`)."""
+    specs = claim.get("comparisons", [])
+    legacy = any(not s.get("exact") and "margin" not in s for s in specs)
+    if legacy:
+        comps = rule_v1.adjust(rebuild(claim, table, default_margins=True))
+        status = rule_v1.AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
+    else:
+        status, comps = rejudge(claim, table)
+    if claim["status"] == NOT_TESTABLE:
+        status = NOT_TESTABLE
+    return status, [c.outcome for c in comps]
+
+
+def rejudge(claim: Mapping, table, *, default_margins: bool = False) -> tuple[str, list[Comparison]]:
+    """A committed claim decided under the current rule from the per-seed table: its recorded margins (or, with
+    `default_margins`, each metric's default from `fedlib.reporting.effects`, for a record of the old rule), its
+    recorded convergence flags, its aggregation. NOT_TESTABLE is not kept (see `recompute`)."""
+    comps = adjust(rebuild(claim, table, default_margins=default_margins))
+    status = AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
+    return status, comps
+
+
+def rebuild(claim: Mapping, table, *, default_margins: bool = False) -> list[Comparison]:
+    """The (unadjusted) comparisons of a committed claim, their per-seed numbers read from the table."""
     comps = []
     for spec in claim.get("comparisons", []):
         sides = []
@@ -212,12 +347,10 @@ def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
         if spec.get("exact"):
             comps.append(exact(*sides, higher_is_better=spec["higher_is_better"]))
         else:
-            comps.append(paired(*sides, higher_is_better=spec["higher_is_better"]))
-    comps = adjust(comps)
-    status = AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
-    if claim["status"] == NOT_TESTABLE:
-        status = NOT_TESTABLE
-    return status, [c.outcome for c in comps]
+            margin = None if default_margins or "margin" not in spec else spec["margin"]
+            comps.append(paired(*sides, higher_is_better=spec["higher_is_better"], margin=margin,
+                                not_converged=spec.get("not_converged") or ""))
+    return comps
 
 
 def seed_table(claims: Sequence[Claim]):
@@ -248,7 +381,7 @@ def claims_markdown(claims: Sequence[Claim]) -> str:
     checks, then each claim with its quote, rule and evidence."""
     paper = [c for c in claims if c.kind != "check"]
     checks = [c for c in claims if c.kind == "check"]
-    lines = [f"Decision rule ([docs/claims.md]({RULE_LINK})): {RULE_TEXT}. Counts: "
+    lines = [f"Decision rule ([docs/claims.md]({RULE_LINK})): {RULE_TEXT}. {INTERVAL_TEXT}. Counts: "
              f"{_counts_text(claims_summary(claims))}.", ""]
     for title, group in (("The paper's claims", paper), ("Checks of the reproduction (not counted as the paper's "
                                                            "claims)", checks)):
@@ -258,10 +391,10 @@ def claims_markdown(claims: Sequence[Claim]) -> str:
                   "| :--- | :--- | :--- | :--- | :--- |"]
         for c in group:
             cell = f"{c.text} ({c.source})".replace("|", "\\|")        # a '|' in the text would split the cell
-            lines.append(f"| {c.id} | {cell} | {c.kind} | {ICON[c.status]} | {_tally(c.evidence)} |")
+            lines.append(f"| {c.id} | {cell} | {c.kind} | {_label(c)} | {_tally(c.evidence)} |")
         lines.append("")
     for c in claims:
-        lines.append(f"**{c.id}. {c.text}** — {ICON[c.status]}  ")
+        lines.append(f"**{c.id}. {c.text}** — {_label(c)}  ")
         if c.quote:
             lines.append(f"Paper ({c.source}): “{c.quote}”  ")
         if c.rule:
@@ -272,9 +405,14 @@ def claims_markdown(claims: Sequence[Claim]) -> str:
     return "\n".join(lines)
 
 
+def _label(c) -> str:
+    return c.label() if hasattr(c, "label") else ICON[c.status]
+
+
 def _counts_text(s: Mapping) -> str:
-    text = (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / {s.get('inconclusive', 0)} "
-            f"inconclusive / {s.get('not_testable', 0)} not testable")
+    text = (f"{s.get('confirmed', 0)} confirmed / {s.get('refuted', 0)} refuted / {s.get('equivalent', 0)} "
+            f"equivalent / {s.get('inconclusive', 0)} inconclusive / {s.get('underpowered', 0)} underpowered / "
+            f"{s.get('not_testable', 0)} not testable")
     return text + (f" (paper claims), plus {s['checks']} check(s)" if s.get("checks") else "")
 
 
@@ -285,14 +423,14 @@ def _tally(evidence: Sequence[str]) -> str:
         head = line.split(":", 1)[0]
         if head in OUTCOMES:
             counts[head] = counts.get(head, 0) + 1
-    return ", ".join(f"{counts[k]} {k}" for k in ("better", "tie", "worse", "unknown") if k in counts)
+    return ", ".join(f"{counts[k]} {k}" for k in ("better", "equivalent", "tie", "worse", "unknown") if k in counts)
 
 
 def not_testable(claim: Claim, reason: str) -> Claim:
     """The claim with verdict "not testable at this scale": `reason` first, the computed evidence kept below it."""
     evidence = [f"not testable at this scale: {reason}"] + [f"(for information) {e}" for e in claim.evidence]
     out = Claim(claim.id, claim.text, claim.source, NOT_TESTABLE, evidence, claim.rule, claim.kind, claim.quote,
-                claim.aggregate, claim.comparisons, reason)
+                claim.aggregate, claim.comparisons, reason, claim.design, claim.seeds_run, False)
     out._comparison_objects = getattr(claim, "_comparison_objects", [])
     return out
 
@@ -300,7 +438,10 @@ def not_testable(claim: Claim, reason: str) -> Claim:
 def claims_summary(claims: Sequence[Claim]) -> dict:
     """Verdict counts of the paper's claims (sentence and table kinds); checks are counted apart."""
     paper = [c for c in claims if getattr(c, "kind", "sentence") != "check"]
-    counts = {s: sum(c.status == s for c in paper) for s in (CONFIRMED, REFUTED, INCONCLUSIVE)}
+    under = [getattr(c, "underpowered", False) for c in paper]
+    counts = {s: sum(c.status == s and not u for c, u in zip(paper, under)) for s in (CONFIRMED, REFUTED, EQUIVALENT,
+                                                                                   INCONCLUSIVE)}
+    counts["underpowered"] = sum(under)                 # inconclusive for want of seeds (not in "inconclusive")
     counts["not_testable"] = sum(c.status == NOT_TESTABLE for c in paper)
     checks = [c for c in claims if getattr(c, "kind", "sentence") == "check"]
     return {"n_claims": len(paper), **counts, "checks": len(checks),

@@ -35,3 +35,16 @@ def status(values: Sequence[float], tolerance: float | None = None, fraction: fl
     if abs(change) <= tolerance:
         return "flat"
     return "still rising" if change > 0 else "still falling"
+
+
+def moving(curves, tolerance: float | None = None, fraction: float = FRACTION) -> dict:
+    """{key: "still rising (+2.0)" | "still falling (−0.3)"} for the curves (a mapping key → values, e.g. a Side's
+    (method, setting) → its mean curve over seeds) still moving at their last point; flat and too-short curves are
+    left out. Passed to `claims.judge(..., not_converged=...)`, it turns a final-value comparison on those cells into
+    "unknown (not converged)"."""
+    out = {}
+    for key, values in curves.items():
+        state = status(values, tolerance, fraction)
+        if state.startswith("still"):
+            out[key] = f"{state} ({tail_change(values, fraction):+.3g} over the last {fraction:.0%} of points)"
+    return out

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlib.reporting import stats
+from fedlib.reporting import effects, stats
 
-OUTCOMES = ("better", "worse", "tie", "unknown")
+OUTCOMES = ("better", "worse", "equivalent", "tie", "unknown")
 
 
 @dataclass
@@ -31,10 +31,16 @@ class Side:
     def key(self) -> tuple[str, str, str]:
         return (self.method, self.setting, self.metric)
 
+    def mean(self) -> float:
+        """Mean over seeds, a missed target counted at its cap (nan without values)."""
+        vals = [self.cap if v is None else v for v in self.values.values()]
+        vals = [v for v in vals if v is not None]
+        return float(np.mean(vals)) if vals else math.nan
+
 
 @dataclass
 class Comparison:
-    outcome: str                    # better | worse | tie | unknown   (for the first side, after the claim's Holm step)
+    outcome: str                    # better | worse | equivalent | tie | unknown (first side, after Holm)
     text: str
     a: Side | None = None
     b: Side | None = None
@@ -42,6 +48,32 @@ class Comparison:
     exact: bool = False             # deterministic values: compared directly, no statistics
     diff: stats.Paired | None = None
     p_adjusted: float = math.nan
+    margin: float | None = None     # smallest effect of interest δ, in the metric's units (fedlib.reporting.effects)
+    alpha: float = stats.ALPHA      # level of the printed interval: Holm's last step within the claim
+    lo: float = math.nan            # the printed interval of a − b at `alpha` (the one the outcome rests on)
+    hi: float = math.nan
+    not_converged: str = ""         # why the runs cannot decide a final-value claim (outcome "unknown"), or ""
+    label: str = ""
+    fmt: str = "{:.3g}"
+
+    def oriented(self) -> stats.Oriented | None:
+        """The printed interval turned so that positive = the first side is better (None for exact comparisons)."""
+        if self.exact or self.diff is None:
+            return None
+        return stats.orient(self.diff, self.lo, self.hi, self.higher_is_better)
+
+    def decide(self, alpha: float, p_adjusted: float = math.nan) -> Comparison:
+        """Outcome at the interval of level 1 − alpha (Holm's last step of the claim; 0.05 alone)."""
+        self.alpha, self.p_adjusted = alpha, p_adjusted
+        self.lo, self.hi = stats.interval(self.diff, alpha)
+        self.outcome = "unknown" if self.not_converged else stats.outcome(self.oriented(), self.margin)
+        if not hasattr(self, "_described"):
+            return self                  # a text written by hand (no description of ours to bring up to date)
+        old, new = self._described, _describe(self, self.label, self.fmt)
+        # words a caller put around the description (relabel, a paper's note) stay around the new one
+        self.text = self.text.replace(old, new, 1) if old and old in self.text else new
+        self._described = new
+        return self
 
     def to_dict(self) -> dict:
         sides = {k: (None if v is None else {"method": v.method, "setting": v.setting, "metric": v.metric,
@@ -54,19 +86,29 @@ class Comparison:
 
         return {"outcome": self.outcome, "text": self.text, **sides, "higher_is_better": self.higher_is_better,
                 "exact": self.exact, "n": d.n if d else None, "effect": num(d.mean) if d else None,
-                "lo": num(d.lo) if d else None, "hi": num(d.hi) if d else None,
-                "p_adjusted": None if math.isnan(self.p_adjusted) else self.p_adjusted}
+                "lo": num(self.lo) if d else None, "hi": num(self.hi) if d else None,
+                "level": None if self.exact else 1 - self.alpha,
+                "p": num(d.p) if d else None,
+                "p_adjusted": None if math.isnan(self.p_adjusted) else self.p_adjusted,
+                "margin": self.margin, "not_converged": self.not_converged}
 
 
 # ---------------------------------------------------------------------------------------------- comparisons
-def paired(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str = "{:.3g}") -> Comparison:
-    """Compare two methods' per-seed numbers paired by seed (`fedlib.reporting.stats`), unadjusted for now: the
-    claim's aggregation (`judge`) adjusts the p-values of all its comparisons together and decides the outcome."""
+def paired(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str = "{:.3g}",
+           margin: float | None = None, not_converged: str = "") -> Comparison:
+    """Compare two methods' per-seed numbers paired by seed (`fedlib.reporting.stats`) at the 95 % level for now:
+    the claim's aggregation (`judge`) adjusts all its comparisons together (Holm) and decides the outcome again.
+    `margin` is the smallest effect of interest in the metric's units; None = the default of the Sides' metric
+    (`effects.margin_for`; ValueError naming an unknown metric). `not_converged` (a reason) makes the outcome
+    unknown: runs still moving cannot decide a claim about final values."""
     d = stats.paired_difference(a.values, b.values, a.cap, b.cap)
-    cmp = Comparison("unknown", "", a, b, higher_is_better, False, d)
-    cmp.outcome = stats.decide(d, d.p, higher_is_better)
-    cmp.text = _describe(cmp, label, fmt)
-    return cmp
+    if margin is None:
+        margin = effects.margin_for(a.metric, a_mean=a.mean(), b_mean=b.mean())
+    margin = effects.check_margin(margin, a.metric)
+    cmp = Comparison("unknown", "", a, b, higher_is_better, False, d, margin=margin, not_converged=not_converged,
+                     label=label, fmt=fmt)
+    cmp._described = ""
+    return cmp.decide(stats.ALPHA)
 
 
 def exact(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str = "{:.6g}",
@@ -86,23 +128,26 @@ def exact(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str
 
 def compare_values(a: Mapping[int, float], b: Mapping[int, float], names: tuple[str, str] = ("A", "B"),
                    fmt: str = "{:.3f}", *, higher_is_better: bool = True, setting: str = "",
-                   metric: str = "value", label: str = "") -> Comparison:
+                   metric: str = "value", label: str = "", margin: float | None = None,
+                   not_converged: str = "") -> Comparison:
     """Per-seed values (`{seed: value}`), paired by seed; higher is better unless `higher_is_better=False`.
-    Plain lists are refused (TypeError): values without their seeds cannot be paired."""
+    Plain lists are refused (TypeError): values without their seeds cannot be paired. `margin` as in `paired`."""
     return paired(Side(names[0], setting, metric, stats.per_seed(a)), Side(names[1], setting, metric,
                                                                          stats.per_seed(b)),
-                  higher_is_better=higher_is_better, label=label, fmt=fmt)
+                  higher_is_better=higher_is_better, label=label, fmt=fmt, margin=margin,
+                  not_converged=not_converged)
 
 
 def compare_costs(a: Mapping[int, float | None], b: Mapping[int, float | None], cap_a: float,
                   cap_b: float | None = None, names: tuple[str, str] = ("A", "B"), *, setting: str = "",
-                  metric: str = "cost", label: str = "", fmt: str = "{:.1f}") -> Comparison:
+                  metric: str = "rounds to target", label: str = "", fmt: str = "{:.1f}",
+                  margin: float | None = None) -> Comparison:
     """Per-seed costs (`{seed: cost}`, None = target missed within the cap), lower is better, paired by seed.
-    Plain lists are refused, as in `compare_values`."""
+    Plain lists are refused, as in `compare_values`. `margin` as in `paired` (default: one round)."""
     cap_b = cap_a if cap_b is None else cap_b
     return paired(Side(names[0], setting, metric, stats.per_seed(a), cap_a),
                   Side(names[1], setting, metric, stats.per_seed(b), cap_b),
-                  higher_is_better=False, label=label, fmt=fmt)
+                  higher_is_better=False, label=label, fmt=fmt, margin=margin)
 
 
 def relabel(cmp: Comparison, label: str) -> Comparison:
@@ -140,10 +185,14 @@ def _describe(cmp: Comparison, label: str, fmt: str) -> str:
         return head + " (no informative seed pair)"
     body = f"; Δ = {_num(d.mean, fmt)}"
     if d.n >= 2:
-        body += f" [{_num(d.lo, fmt)}, {_num(d.hi, fmt)}]"
+        level = 100 * (1 - cmp.alpha)
+        body += f" [{_num(cmp.lo, fmt)}, {_num(cmp.hi, fmt)}]" + ("" if cmp.alpha == stats.ALPHA else
+                                                                  f" ({level:.3g} % simultaneous)")
     body += f" (n = {d.n}"
     if d.dropped:
         body += f", {d.dropped} pair(s) both censored dropped"
     body += ")"
+    if cmp.not_converged:
+        body += f"; not decided: {cmp.not_converged}"
     return head + body
 

@@ -7,7 +7,7 @@ cohort draws and minibatch positions (tests/test_pairing.py). So two methods are
 `paired(a, b, ...)` takes per-seed values `{seed: value}`; for costs (rounds or bits to a target, lower is better)
 `None` marks a run that missed the target within its cap, so its cost is only known to exceed the cap.
 
-The rule (fixed before looking at any result):
+The statistics of the rule (docs/claims.md; margins, outcomes and verdicts: fedlib/reporting/claims.py):
 1. Seeds are paired; the two methods must have run the same seeds.
 2. Censored costs: a pair where both runs missed the target says nothing about their order and is dropped (counted
    in the evidence). Otherwise a missed target is replaced by its cap, a lower bound of the true cost. That biases
@@ -19,9 +19,10 @@ The rule (fixed before looking at any result):
    on every seed (e.g. a method that always reaches the target 2 rounds earlier) are decisive, identical values
    (d = 0 on every seed) are a tie.
 4. A claim that makes several comparisons adjusts their p-values with Holm's step-down method (family-wise error
-   5 %), and each comparison is "better"/"worse" only when its adjusted p-value is below 0.05 and the direction is
-   allowed by rule 2; otherwise "tie" (no significant difference) or "unknown" (censoring blocks the direction, or
-   fewer than 2 informative pairs).
+   5 %); each comparison's interval is printed at the level of Holm's last step (`holm_alpha`), where it excludes 0
+   exactly when Holm declares it, and its outcome (`outcome`) reads off that interval and the margin δ:
+   equivalent (inside ±δ), better, worse, tie, or unknown (censoring blocks the direction, or fewer than 2
+   informative pairs). `decide` is the outcome of the rule before 2026-12-05 (rule_v1), kept for its reports.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy import special as _sp  # Student's t via its special functions: scipy.stats costs 0.8 s to import
+from scipy import stats as _st
 
 ALPHA = 0.05                 #: two-sided level of every comparison (after Holm's adjustment within a claim)
 CONFIDENCE = 1 - ALPHA
@@ -47,6 +48,7 @@ class Paired:
     a_may_be_lower: bool            # "a < b" may be declared: a has no censored run among the pairs (a censored
                                     # value is a lower bound of a, so it could only fake a smaller a)
     a_may_be_higher: bool           # "a > b" may be declared: b has no censored run among the pairs
+    se: float = math.nan            # standard error of the mean (0 when all differences are equal)
 
 
 def per_seed(values) -> dict[int, float | None]:
@@ -90,11 +92,35 @@ def paired_difference(a: Mapping[int, float | None], b: Mapping[int, float | Non
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
     if sd == 0.0:
         p = 1.0 if mean == 0.0 else 0.0
-        return Paired(n, dropped, mean, mean, mean, p, not a_cens, not b_cens)
+        return Paired(n, dropped, mean, mean, mean, p, not a_cens, not b_cens, 0.0)
     se = sd / math.sqrt(n)
-    t = float(_sp.stdtrit(n - 1, 1 - ALPHA / 2))             # = scipy.stats.t.ppf(1 - α/2, n - 1)
-    p = float(2 * _sp.stdtr(n - 1, -abs(mean / se)))         # = 2 · scipy.stats.t.sf(|mean/se|, n - 1)
-    return Paired(n, dropped, mean, mean - t * se, mean + t * se, p, not a_cens, not b_cens)
+    t = float(_st.t.ppf(1 - ALPHA / 2, n - 1))
+    p = float(2 * _st.t.sf(abs(mean / se), n - 1))          # = scipy.stats.ttest_rel(a, b).pvalue
+    return Paired(n, dropped, mean, mean - t * se, mean + t * se, p, not a_cens, not b_cens, se)
+
+
+def interval(d: Paired, alpha: float = ALPHA) -> tuple[float, float]:
+    """The two-sided (1 − alpha) Student t interval of d's mean (n − 1 degrees of freedom): d's own 95 % interval at
+    alpha = 0.05, wider at the level of a Holm step. (nan, nan) without pairs, (−∞, ∞) with one."""
+    if d.n == 0:
+        return math.nan, math.nan
+    if d.n == 1:
+        return -math.inf, math.inf
+    if alpha == ALPHA or d.se == 0.0:
+        return d.lo, d.hi
+    t = float(_st.t.ppf(1 - alpha / 2, d.n - 1))
+    return d.mean - t * d.se, d.mean + t * d.se
+
+
+def holm_alpha(pvalues: Sequence[float], alpha: float = ALPHA) -> float:
+    """The per-comparison level of Holm's last step: alpha / (m − r), r = the number of hypotheses Holm rejects at
+    `alpha` among the m non-nan p-values (alpha when all are rejected). An interval at this level excludes 0
+    exactly for the rejected comparisons (docs/claims.md, rule 4), so the printed interval and the label agree;
+    with none rejected it is Bonferroni's alpha / m, whose intervals cover all m effects together."""
+    adjusted = [p for p in holm(pvalues) if not math.isnan(p)]
+    m = len(adjusted)
+    rejected = sum(p < alpha for p in adjusted)
+    return alpha / max(1, m - rejected)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -120,3 +146,72 @@ def decide(d: Paired, p_adjusted: float, higher_is_better: bool) -> str:
     if not allowed:
         return "unknown"
     return "better" if a_higher == higher_is_better else "worse"
+
+
+# ---------------------------------------------------------------------------------------------- margins (SESOI)
+@dataclass(frozen=True)
+class Oriented:
+    """An interval of the effect turned so that positive = the first method is better, with the statements that
+    censoring allows (rule 2): `can_lo` for "effect > x", `can_hi` for "effect < x"."""
+    n: int
+    mean: float
+    lo: float
+    hi: float
+    can_lo: bool
+    can_hi: bool
+
+    def excludes_gain(self, margin: float) -> bool:
+        """The evidence excludes a gain of `margin` for the first method (hi < δ, censoring permitting)."""
+        return self.n >= 2 and self.can_hi and self.hi < margin
+
+    def equivalent(self, margin: float) -> bool:
+        """Two one-sided tests at ±δ: the interval lies inside (−δ, δ), with no censored run on either side."""
+        return self.n >= 2 and self.can_lo and self.can_hi and -margin < self.lo and self.hi < margin
+
+
+def orient(d: Paired, lo: float, hi: float, higher_is_better: bool) -> Oriented:
+    """[lo, hi] of a − b (and d's censoring) oriented so that positive = a better."""
+    if higher_is_better:
+        return Oriented(d.n, d.mean, lo, hi, d.a_may_be_higher, d.a_may_be_lower)
+    return Oriented(d.n, -d.mean, -hi, -lo, d.a_may_be_lower, d.a_may_be_higher)
+
+
+def outcome(o: Oriented, margin: float | None) -> str:
+    """equivalent (inside ±δ, whether or not it excludes 0: a difference smaller than δ is not one of interest) |
+    better (lo > 0) | worse (hi < 0) | tie (none: the interval holds 0 and reaches ±δ) | unknown, from the interval
+    the label rests on. A difference the censoring cannot vouch for is unknown; so is an effect from fewer than 2
+    pairs."""
+    if o.n < 2 or math.isnan(o.lo) or math.isnan(o.hi):
+        return "unknown"
+    if margin is not None and o.equivalent(margin):
+        return "equivalent"
+    if o.lo > 0:
+        return "better" if o.can_lo else "unknown"
+    if o.hi < 0:
+        return "worse" if o.can_hi else "unknown"
+    return "tie"
+
+
+# ---------------------------------------------------------------------------------------------- power
+def seeds_needed(pilot_diffs: Sequence[float] | Mapping[int, float], margin: float, *, power: float = 0.8,
+                 alpha: float = ALPHA, m: int = 1) -> int:
+    """Seeds a two-sided paired t-test at alpha / m (Bonferroni's bound on Holm's first step, m comparisons) needs to
+    detect a mean difference of `margin` with probability `power`, given the standard deviation of the pilot seeds'
+    paired differences (statsmodels' `TTestPower`). At least 2 (an interval needs two pairs); 2 when the pilot
+    differences do not vary (a deterministic gap is decided by any two seeds)."""
+    diffs = list(pilot_diffs.values()) if isinstance(pilot_diffs, Mapping) else list(pilot_diffs)
+    if len(diffs) < 2:
+        raise ValueError(f"seeds_needed needs at least 2 pilot differences to estimate their spread, got {len(diffs)}")
+    if not (margin > 0 and math.isfinite(margin)):
+        raise ValueError(f"margin must be positive, got {margin!r}")
+    mean = sum(diffs) / len(diffs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / (len(diffs) - 1))
+    if sd == 0.0:
+        return 2
+    from statsmodels.stats.power import TTestPower  # imported here: only designs need it (1 s to import)
+
+    test, effect = TTestPower(), margin / sd
+    if test.power(effect_size=effect, nobs=2, alpha=alpha / m, alternative="two-sided") >= power:
+        return 2                                     # (the root finder fails where two seeds already suffice)
+    n = test.solve_power(effect_size=effect, alpha=alpha / m, power=power, alternative="two-sided")
+    return max(2, math.ceil(float(n) - 1e-9))
