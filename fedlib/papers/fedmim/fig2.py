@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
+from fedlib.papers.fedmim import designs
 from fedlib.papers.fedmim import page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
@@ -248,13 +249,13 @@ def consistency_claim(frame: pd.DataFrame, settings: Mapping[str, Any], base: Se
     return M.verdict("F2.5", "FedMIM keeps the local models more consistent (lower consistency value) than every "
                              "baseline on both datasets" + (" at the same gradient step" if matched else ""),
                      "§V-C3, Fig. 2(b)", consistency_cmps(frame, settings, base, matched), rule,
-                     quote=QUOTES["F2.5"], notes=notes)
+                     quote=QUOTES["F2.5"], design=designs.of(settings, "F2.5"), notes=notes)
 
 
 def tally(claim: C.Claim) -> str:
     counts: dict[str, int] = {}
     for c in claim.comparisons:
-        counts[c.outcome] = counts.get(c.outcome, 0) + 1
+        counts[c["outcome"]] = counts.get(c["outcome"], 0) + 1
     return ", ".join(f"{v} {k}" for k, v in counts.items())
 
 

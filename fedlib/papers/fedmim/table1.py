@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
+from fedlib.papers.fedmim import designs
 from fedlib.papers.fedmim import page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
@@ -49,7 +50,7 @@ def _only(value: Any, where: str, block: Mapping[str, Any]) -> None:
 def algorithms_for(settings: Mapping[str, Any], row: str, split: str) -> list[str]:
     """The methods that run on `row` × `split`: the block's, cut to `only[row][split]` when the block names it."""
     only = ((settings.get("only") or {}).get(row) or {}).get(split)
-    return [a for a in settings["algorithms"] if only is None or a in only]
+    return [a for a in settings.get("algorithms") or list(M.NAMES) if only is None or a in only]
 
 
 def grid(settings: Mapping[str, Any]) -> M.Labelled:
@@ -151,7 +152,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T1.1", text, src, comps,
                              "final-round accuracy of FedMIM vs every baseline, every split, every dataset row; "
                              "all must be better",
-                             quote=QUOTES["T1.1"], notes=[
+                             quote=QUOTES["T1.1"], design=designs.of(settings, "T1.1"), notes=[
                                  f"{len(data)} distinct stand-in dataset(s) ran for the paper's CIFAR-10/100: "
                                  + ", ".join(data)]))
     else:
@@ -167,7 +168,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T1.2", text, src, [drop_comparison(frame, "cifar10", "iid", "dir0.3", "fedmim", "fedcm",
                                                                  run_label(frame, "cifar10"))],
                              "per-seed drop (IID − DIR.3 final accuracy, same seed): FedMIM's smaller than FedCM's",
-                             quote=QUOTES["T1.2"], aggregate="unconfirmable", notes=[why]))
+                             quote=QUOTES["T1.2"], design=designs.of(settings, "T1.2"), aggregate="unconfirmable", notes=[why]))
     else:
         out.append(M.missing_rows("T1.2", text, src, settings, ["cifar10"], quote=QUOTES["T1.2"], notes=[why]))
 
@@ -177,7 +178,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                                  smaller=False) for o in algs if o != "fedopt_adam"]
         out.append(M.verdict("T1.3", text, src, comps,
                              "per-seed drop IID − DIR.1: FedAdam's larger than every other method's (the claim's "
-                             "direction: 'better' = a larger drop for FedAdam)", quote=QUOTES["T1.3"]))
+                             "direction: 'better' = a larger drop for FedAdam)", quote=QUOTES["T1.3"], design=designs.of(settings, "T1.3")))
     else:
         out.append(M.missing_rows("T1.3", text, src, settings, ["cifar10"], quote=QUOTES["T1.3"]))
 
@@ -194,7 +195,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                  for b in base]
         out.append(M.verdict("T1.4", text, src, comps,
                              "per-seed drop DIR.3 − DIR.1 (the nearer reading of the text): FedMIM's smaller than "
-                             "every baseline's", quote=QUOTES["T1.4"], aggregate="unconfirmable", notes=[why]))
+                             "every baseline's", quote=QUOTES["T1.4"], design=designs.of(settings, "T1.4"), aggregate="unconfirmable", notes=[why]))
     else:
         out.append(M.missing_rows("T1.4", text, src, settings, ["cifar100"], quote=QUOTES["T1.4"], notes=[why]))
 
@@ -204,7 +205,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T1.5", text, src, comps,
                              "final accuracy of FedMIM at DIR.1 vs each baseline at DIR.3; confirmed when better "
                              "than more than half of them, refuted when worse than at least half",
-                             quote=QUOTES["T1.5"], aggregate="majority"))
+                             quote=QUOTES["T1.5"], design=designs.of(settings, "T1.5"), aggregate="majority"))
     else:
         out.append(M.missing_rows("T1.5", text, src, settings, ["cifar100"], quote=QUOTES["T1.5"]))
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
+from fedlib.papers.fedmim import designs
 from fedlib.papers.fedmim import page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
@@ -114,7 +115,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T2.1", "FedMIM has the top accuracy for short and long local work (every E run)",
                              "§V-B2; Table II", comps,
                              "final-round accuracy of FedMIM vs every baseline at every E; all must be better",
-                             quote=QUOTES["T2.1"], notes=[MEASURE_NOTE]))
+                             quote=QUOTES["T2.1"], design=designs.of(settings, "T2.1"), notes=[MEASURE_NOTE]))
     lo, hi = min(grid_e), max(grid_e)
     if lo < hi:
         comps = [M.versus(frame, "final", at_e(r, lo, a), at_e(r, hi, a),
@@ -123,7 +124,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T2.2", f"Longer local work hurts: every method is less accurate at E = {hi:g} than at "
                                      f"E = {lo:g}", "§V-B2", comps,
                              f"per method, final-round accuracy at E = {lo:g} vs at E = {hi:g} (paired by seed); "
-                             f"all must be better at E = {lo:g}", quote=QUOTES["T2.2"], notes=[MEASURE_NOTE]))
+                             f"all must be better at E = {lo:g}", quote=QUOTES["T2.2"], design=designs.of(settings, "T2.2"), notes=[MEASURE_NOTE]))
     return out
 
 
