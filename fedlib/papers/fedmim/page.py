@@ -99,8 +99,17 @@ PARTS: dict[str, D.Part] = {
     "augment": (None, lambda run, s, names: f"crop/flip {'on' if run.get('augment') else 'off'}"),
     "colour": (None, _colour),
     "mim": (None, lambda run, s, names: _mim(s)),
-    "eval": (None, lambda run, s, names: f"test accuracy every {run.get('eval_every', 1)} round(s)"),
+    "eval": (None, lambda run, s, names: _eval(run, s)),
 }
+
+
+def _eval(run, settings) -> str:
+    per = _rows_differ(settings, "eval_every")
+    if per:
+        return "test accuracy every " + ", ".join(f"{v} round(s) ({ds})" for ds, v in per.items())
+    rows = settings.get("rows") or []
+    every = {**run, **(settings["datasets"][rows[0]] if rows else {})}.get("eval_every", 1)
+    return f"test accuracy every {every} round(s)"
 
 
 def settings_lines(settings: Mapping[str, Any], skip: Sequence[str] = ()) -> list[str]:
@@ -166,7 +175,7 @@ def settings_table(settings: Mapping[str, Any], artefact: str, records: Sequence
                                                "— (fixed K local steps)"))),
         ("batch size B", stated["batch_size"] or open_(cm["batch_sizes"]), per_row("batch_size")),
         steps_row(records),
-        ("rounds T", stated["rounds"] or open_(), per_row("rounds")),
+        ("rounds T", stated["rounds"] or open_(), here.pop("rounds", per_row("rounds"))),
         ("split", ", ".join(splits) if splits else open_(), here.pop("split", split_text(run))),
         ("local lr η_l", f"{cm['local_lr']:g} × {cm['lr_decay']:g}^t", _lrs(settings).replace("η_l = ", "")),
         ("global lr η_g", f"{cm['global_lr']:g}" + ("" if table3 else f", FedAdam {cm['fedadam_global_lr']:g}"),

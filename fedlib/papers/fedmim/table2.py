@@ -78,7 +78,7 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                     "final_mean": sel["final"].mean() if ran else np.nan,
                     "best_mean": sel["best"].mean() if ran else np.nan, "n_seeds": len(sel),
                     "rounds": int(sel["rounds_run"].max()) if ran else np.nan,
-                    "consistency": sel["consistency"].mean() if ran else np.nan,
+                    "consistency": f"{sel['consistency'].mean():.3g}" if ran else "",   # 3 significant digits
                     "convergence": convergence.status(M.mean_curve(sel)) if ran else ""})
     csv = round_floats(pd.DataFrame(csv_rows), 3)
     return {"records": records, "frame": frame, "csv": csv, "algorithms": algs, "epochs": epochs,
@@ -146,7 +146,7 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any], algs: Sequen
                 if ran and e in ran_e:
                     cells[f"E={e:g} final"] = r["final"] + M.MARK.get(r["convergence"], "")
                     cells[f"E={e:g} best"] = r["best"]
-                    cells[f"E={e:g} consistency"] = f"{r['consistency']:.3g}"
+                    cells[f"E={e:g} consistency"] = r["consistency"]
             lines.append(cells)
         blocks.append(page.row_block(label, settings, row, ran, lines))
     return "\n\n".join(blocks)
@@ -163,7 +163,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
         "the paper does not state Table II's rounds, split or participation (A5)"]
     text = page.header(TITLE, settings, page.stand_ins(settings), lines, page.provenance(result["records"]))
     ran = [float(e) for e in settings["epochs_grid"]]
-    text += "\n" + page.settings_table(settings, "table2", result["records"], {"local_epochs": _set(ran)}) + "\n\n"
+    rounds = ", ".join(f"{rounds_for(settings, settings['rows'][0], e)} (E = {e:g})" for e in ran)
+    text += "\n" + page.settings_table(settings, "table2", result["records"], {"local_epochs": _set(ran),
+                                                                               "rounds": rounds}) + "\n\n"
     text += markdown_tables(result["csv"], settings, result["algorithms"], result["epochs"]) + "\n\n"
     skipped = [e for e in P.EPOCHS if float(e) not in ran]
     if settings.get("matched_steps"):
