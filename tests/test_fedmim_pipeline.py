@@ -58,9 +58,9 @@ def test_embedded_grid_is_offline_and_sized_for_the_budget():
         assert all(c["device"] == "cpu" for c in cfgs)
         # the colour perturbation is on exactly where the stand-in is RGB (photo32, Table I's CIFAR-10 row)
         assert all((c.get("color_jitter") == 0.5) == (c["dataset"] == "photo32") for c in cfgs)
-    # Table I: photo32 7 + 2 + 7 cells (Dir-0.3 runs FedCM and FedMIM only), synthetic 21; Table II 7 x 2 E;
-    # Table III 9 rows; Figure 2: (a) 7 x 2 ratios, (b) synthetic 7 + 5 baselines at FedMIM's step on both rows
-    assert sizes == {"table1": (16 + 21) * 3, "table2": 14 * 3, "table3": 9 * 5, "fig2": (14 + 7 + 10) * 3}
+    # Table I: photo32 7 + 2 + 7 cells (Dir-0.3 runs FedCM and FedMIM only); Table II 7 x 2 E; Table III 9 rows;
+    # Figure 2: (a) 7 x 2 ratios, (b) synthetic 7 + 5 baselines at FedMIM's step on both rows
+    assert sizes == {"table1": 16 * 3, "table2": 14 * 3, "table3": 9 * 5, "fig2": (14 + 7 + 10) * 3}
     seeds = {name: load_settings(f"fedmim_{name}", "embedded", params_file=PARAMS, schema=mod.PARAMS)["seeds"]
              for name, mod in MODULES.items()}      # the designs' seeds (docs/claims/fedmim.md), never pilot seeds
     assert seeds == {"table1": [0, 1, 2], "table2": [0, 1, 2], "table3": [0, 1, 2, 3, 4], "fig2": [0, 1, 2]}

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
+from fedlib.papers.fedmim import designs
 from fedlib.papers.fedmim import page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
@@ -120,7 +121,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any]) -> list[C.Claim]:
                             kw.get("quote", ""))
             out.append(C.not_testable(claim, "the block does not run the rows this claim compares"))
             return
-        out.append(M.verdict(cid, text, kw.pop("source", src), comps, rule, **kw))
+        out.append(M.verdict(cid, text, kw.pop("source", src), comps, rule, design=designs.of(settings, cid), **kw))
 
     add("T3.1", "With J = 2 inertial steps FedMIM is more accurate than with J = 0 or 1 (the paper's best J = 2 row, "
                 "α = (0.6, 0.3), β = (0.9, 0.1), against every J ≤ 1 row)",
