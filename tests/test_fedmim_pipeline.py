@@ -73,7 +73,7 @@ def test_table2_matched_steps_give_every_e_the_same_total_local_steps():
     steps = {e: r * np.ceil(e * 71 / settings["run"]["batch_size"]) for e, r in rounds.items()}   # 71-sample clients
     assert steps == {1.0: 2700, 10.0: 2670}
     with pytest.raises(ValueError, match="not whole"):
-        table2.rounds_for({**settings, "epochs_grid": [3.0, 10.0]}, "cifar10", 3.0)
+        table2.rounds_for({**settings, "epochs_grid": [7.0, 10.0]}, "cifar10", 7.0)
     assert table2.rounds_for({**settings, "matched_steps": False}, "cifar10", 1.0) == 30
 
 
