@@ -18,8 +18,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
-from fedlib.papers.fedmim import designs
-from fedlib.papers.fedmim import page
+from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -190,7 +189,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                                          "lose more than FedMIM when it drops)", src,
                                  [loss_cmp(frame, a, "fedmim", hi, lo, ds, True) for a in sensitive],
                                  loss_rule + "; each named method's loss larger than FedMIM's (the method the paper "
-                                             "calls stable)", quote=QUOTES["F2.2"], design=designs.of(settings, "F2.2")))
+                                             "calls stable)", quote=QUOTES["F2.2"],
+                                             design=designs.of(settings, "F2.2")))
     if "scaffold" in algs:
         hi = ps[-1]
         comps = [M.versus(frame, "tail", {"panel": "a", "p": hi, "algorithm": "scaffold"},
@@ -199,13 +199,15 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("F2.3", "SCAFFOLD performs well at the higher participation ratio", src, comps,
                              "accuracy (mean of the last 10 % of rounds) of SCAFFOLD vs every other method at the "
                              "higher ratio; confirmed when better than more than half of them, refuted when worse "
-                             "than at least half", quote=QUOTES["F2.3"], design=designs.of(settings, "F2.3"), aggregate="majority"))
+                             "than at least half", quote=QUOTES["F2.3"],
+                             design=designs.of(settings, "F2.3"), aggregate="majority"))
     if len(ps) >= 2 and "fedmim" in algs and base:
         lo, hi = ps[0], ps[-1]
         out.append(M.verdict("F2.4", "FedMIM is stable across participation ratios (it loses less than every "
                                      "baseline when the ratio drops)", src,
                              [loss_cmp(frame, "fedmim", b, hi, lo, ds, False) for b in base],
-                             loss_rule + "; FedMIM's loss smaller than every baseline's", quote=QUOTES["F2.4"], design=designs.of(settings, "F2.4")))
+                             loss_rule + "; FedMIM's loss smaller than every baseline's", quote=QUOTES["F2.4"],
+                             design=designs.of(settings, "F2.4")))
     if "fedmim" in algs and base:
         out.append(consistency_claim(frame, settings, base))
     return out

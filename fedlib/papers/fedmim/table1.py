@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
-from fedlib.papers.fedmim import designs
-from fedlib.papers.fedmim import page
+from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -168,7 +167,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T1.2", text, src, [drop_comparison(frame, "cifar10", "iid", "dir0.3", "fedmim", "fedcm",
                                                                  run_label(frame, "cifar10"))],
                              "per-seed drop (IID − DIR.3 final accuracy, same seed): FedMIM's smaller than FedCM's",
-                             quote=QUOTES["T1.2"], design=designs.of(settings, "T1.2"), aggregate="unconfirmable", notes=[why]))
+                             quote=QUOTES["T1.2"],
+                             design=designs.of(settings, "T1.2"), aggregate="unconfirmable", notes=[why]))
     else:
         out.append(M.missing_rows("T1.2", text, src, settings, ["cifar10"], quote=QUOTES["T1.2"], notes=[why]))
 
@@ -178,7 +178,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                                  smaller=False) for o in algs if o != "fedopt_adam"]
         out.append(M.verdict("T1.3", text, src, comps,
                              "per-seed drop IID − DIR.1: FedAdam's larger than every other method's (the claim's "
-                             "direction: 'better' = a larger drop for FedAdam)", quote=QUOTES["T1.3"], design=designs.of(settings, "T1.3")))
+                             "direction: 'better' = a larger drop for FedAdam)", quote=QUOTES["T1.3"],
+                             design=designs.of(settings, "T1.3")))
     else:
         out.append(M.missing_rows("T1.3", text, src, settings, ["cifar10"], quote=QUOTES["T1.3"]))
 
@@ -195,7 +196,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                  for b in base]
         out.append(M.verdict("T1.4", text, src, comps,
                              "per-seed drop DIR.3 − DIR.1 (the nearer reading of the text): FedMIM's smaller than "
-                             "every baseline's", quote=QUOTES["T1.4"], design=designs.of(settings, "T1.4"), aggregate="unconfirmable", notes=[why]))
+                             "every baseline's", quote=QUOTES["T1.4"],
+                             design=designs.of(settings, "T1.4"), aggregate="unconfirmable", notes=[why]))
     else:
         out.append(M.missing_rows("T1.4", text, src, settings, ["cifar100"], quote=QUOTES["T1.4"], notes=[why]))
 
@@ -260,6 +262,11 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                     page.provenance(result["records"]))
     text += "\n" + page.settings_table(settings, "table1", result["records"], {"split": splits}) + "\n\n"
     text += markdown_tables(result["csv"], settings, result["algorithms"]) + "\n\n"
+    for row, per in (settings.get("only") or {}).items():
+        for split, algs in per.items():
+            text += (f"{P.DATASET_LABELS[row]} {P.SPLIT_LABELS[split]}: only {', '.join(M.NAMES[a] for a in algs)} "
+                     "run ('not run' cells): the other methods' cells decide no claim at this budget "
+                     "(docs/claims/fedmim.md).\n\n")
     text += ("Cells: paper = the printed Table I value (accuracy after 1000 rounds; final- or best-round is not "
              "stated, A17); final = test accuracy (%) at the last round, best = the highest evaluated round, each "
              "mean ± sample std (ddof = 1) over seeds. The claims read the final cells (the paper's measure is the "

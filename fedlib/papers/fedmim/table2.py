@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
-from fedlib.papers.fedmim import designs
-from fedlib.papers.fedmim import page
+from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -124,7 +123,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T2.2", f"Longer local work hurts: every method is less accurate at E = {hi:g} than at "
                                      f"E = {lo:g}", "§V-B2", comps,
                              f"per method, final-round accuracy at E = {lo:g} vs at E = {hi:g} (paired by seed); "
-                             f"all must be better at E = {lo:g}", quote=QUOTES["T2.2"], design=designs.of(settings, "T2.2"), notes=[MEASURE_NOTE]))
+                             f"all must be better at E = {lo:g}", quote=QUOTES["T2.2"],
+                             design=designs.of(settings, "T2.2"), notes=[MEASURE_NOTE]))
     return out
 
 
