@@ -88,7 +88,7 @@ def test_versus_two_methods_in_one_setting_higher_accuracy_is_better():
     assert (c.a.metric, c.b.metric, c.a.setting, c.b.setting) == ("final accuracy (%)",) * 2 + ("IID", "IID")
     assert [x[:3] for x in c.cells] == [("FedMIM (ours)", "IID", "still rising"), ("FedAvg", "IID", "flat")]
     assert M.versus(frame(), "acc", AVG_IID, MIM_IID, "IID").outcome == "worse"          # mirrored
-    assert M.versus(frame(), "acc", MIM_IID, MIM_IID, "IID").outcome == "tie"            # equal on every seed
+    assert M.versus(frame(), "acc", MIM_IID, MIM_IID, "IID").outcome == "equivalent"     # equal on every seed: inside ±δ
 
 
 def test_versus_one_method_in_two_settings_labels_both():
@@ -101,11 +101,11 @@ def test_versus_one_method_in_two_settings_labels_both():
 
 def test_versus_renamed_sides_lower_is_better_without_status():
     c = M.versus(frame(), "acc", MIM_IID, AVG_DIR, "IID", "DIR.1", names=("X", "Y"), status=False,
-                 higher_is_better=False, metric="m", fmt="{:.1f}")
+                 higher_is_better=False, metric="accuracy m", fmt="{:.1f}")
     assert (c.outcome, c.higher_is_better) == ("worse", False)
     assert c.text == "X IID vs Y DIR.1: X 80.0 vs Y 70.0; Δ = 10.0 [10.0, 10.0] (n = 3)"
-    assert c.a == C.Side("X", "IID", "m", {0: 80.3, 1: 79.8, 2: 80.0})
-    assert c.b == C.Side("Y", "DIR.1", "m", {0: 70.3, 1: 69.8, 2: 70.0})
+    assert c.a == C.Side("X", "IID", "accuracy m", {0: 80.3, 1: 79.8, 2: 80.0})
+    assert c.b == C.Side("Y", "DIR.1", "accuracy m", {0: 70.3, 1: 69.8, 2: 70.0})
     assert not hasattr(c, "cells")
 
 
@@ -113,26 +113,26 @@ def test_versus_renamed_sides_lower_is_better_without_status():
 def test_differences_are_per_seed_first_minus_second_over_common_seeds():
     f = frame()
     f = f[~((f.algorithm == "fedavg") & (f.split == "dir0.1") & (f.seed == 1))]
-    d = M.differences(f, "acc", AVG_IID, AVG_DIR, "FedAvg", "CIFAR", "drop")
-    assert d.method == "FedAvg" and d.setting == "CIFAR" and d.metric == "drop" and d.cap is None
+    d = M.differences(f, "acc", AVG_IID, AVG_DIR, "FedAvg", "CIFAR", "accuracy drop")
+    assert d.method == "FedAvg" and d.setting == "CIFAR" and d.metric == "accuracy drop" and d.cap is None
     assert list(d.values) == [0, 2] and d.values == {0: pytest.approx(8.0), 2: pytest.approx(8.0)}
-    r = M.differences(f, "acc", MIM_DIR, MIM_IID, "M", "s", "m")
+    r = M.differences(f, "acc", MIM_DIR, MIM_IID, "M", "s", "accuracy m")
     assert r.values == {0: pytest.approx(-4.0), 1: pytest.approx(-4.0), 2: pytest.approx(-4.0)}
 
 
 def test_compare_differences_a_smaller_drop_is_better_when_lower_is_better():
     c = M.compare_differences(frame(), "acc", {"split": "iid"}, {"split": "dir0.1"}, "fedmim", "fedavg", "CIFAR",
-                              "drop", False)
+                              "accuracy drop", False)
     assert (c.outcome, c.higher_is_better) == ("better", False)
-    assert c.text == "CIFAR, drop: FedMIM (ours) 4.00 vs FedAvg 8.00; Δ = -4.00 [-4.00, -4.00] (n = 3)"
-    assert (c.a.method, c.b.method, c.a.setting, c.a.metric) == ("FedMIM (ours)", "FedAvg", "CIFAR", "drop")
+    assert c.text == "CIFAR, accuracy drop: FedMIM (ours) 4.00 vs FedAvg 8.00; Δ = -4.00 [-4.00, -4.00] (n = 3)"
+    assert (c.a.method, c.b.method, c.a.setting, c.a.metric) == ("FedMIM (ours)", "FedAvg", "CIFAR", "accuracy drop")
     assert [x[:3] for x in c.cells] == [("FedMIM (ours)", "CIFAR IID.", "still rising"),
                                         ("FedMIM (ours)", "CIFAR DIR.1", "flat"),
                                         ("FedAvg", "CIFAR IID.", "flat"), ("FedAvg", "CIFAR DIR.1", "still falling")]
     higher = M.compare_differences(frame(), "acc", {"split": "iid"}, {"split": "dir0.1"}, "fedmim", "fedavg",
-                                   "CIFAR", "drop", True, fmt="{:.1f}", names=("A", "B"), data="digits")
+                                   "CIFAR", "accuracy drop", True, fmt="{:.1f}", names=("A", "B"), data="digits")
     assert higher.outcome == "worse"
-    assert higher.text == "CIFAR, drop: A 4.0 vs B 8.0; Δ = -4.0 [-4.0, -4.0] (n = 3)"
+    assert higher.text == "CIFAR, accuracy drop: A 4.0 vs B 8.0; Δ = -4.0 [-4.0, -4.0] (n = 3)"
     assert [x[:2] for x in higher.cells] == [("FedMIM (ours)", "digits IID."), ("FedMIM (ours)", "digits DIR.1"),
                                              ("FedAvg", "digits IID."), ("FedAvg", "digits DIR.1")]
 
@@ -156,15 +156,15 @@ MOVING = ("convergence: 2 of the 4 cells this verdict reads are still moving at 
 
 def _drop(higher_is_better=False):
     return M.compare_differences(frame(), "acc", {"split": "iid"}, {"split": "dir0.1"}, "fedmim", "fedavg", "CIFAR",
-                                 "drop", higher_is_better)
+                                 "accuracy drop", higher_is_better)
 
 
 def test_verdict_adds_the_convergence_note_after_the_given_notes():
     v = M.verdict("X1", "text", "src", [_drop()], "rule", notes=["n1"], quote="q", kind="table", aggregate="majority")
     assert (v.id, v.text, v.source, v.status, v.rule, v.quote, v.kind, v.aggregate) == (
         "X1", "text", "src", C.CONFIRMED, "rule", "q", "table", "majority")
-    assert v.evidence == ["better: CIFAR, drop: FedMIM (ours) 4.00 vs FedAvg 8.00; Δ = -4.00 [-4.00, -4.00] (n = 3), "
-                          "Holm p = 0", "n1", MOVING]
+    assert v.evidence == ["better: CIFAR, accuracy drop: FedMIM (ours) 4.00 vs FedAvg 8.00; Δ = -4.00 [-4.00, -4.00] "
+                          "(n = 3), Holm p = 0, δ = 1.00", "n1", MOVING]
     plain = M.verdict("X2", "text", "src", [_drop(True)], "rule")
     assert (plain.status, plain.kind, plain.quote, plain.aggregate) == (C.REFUTED, "sentence", "", "all")
     assert plain.evidence[1:] == [MOVING]
@@ -195,7 +195,8 @@ def test_inconsistent_note_and_missing_rows():
     reason = "the embedded block does not run a stand-in for CIFAR-100, TinyImagenet"
     assert got == {"id": "X2", "text": "t", "source": "s", "status": C.NOT_TESTABLE,
                    "evidence": [f"not testable at this scale: {reason}", "(for information) a"], "rule": "",
-                   "kind": "table", "quote": "q", "aggregate": "all", "comparisons": [], "reason": reason}
+                   "kind": "table", "quote": "q", "aggregate": "all", "comparisons": [], "reason": reason,
+                   "design": None, "seeds_run": None, "underpowered": False}
     bare = M.missing_rows("X3", "t", "s", {"profile": "paper"}, ["cifar10"]).to_dict()
     assert (bare["kind"], bare["quote"], bare["evidence"]) == (
         "sentence", "", ["not testable at this scale: the paper block does not run a stand-in for CIFAR-10"])
@@ -213,5 +214,5 @@ def test_default_formats_print_an_infinite_accuracy_lower_case():
     f.loc[f.algorithm == "fedmim", "acc"] = [math.inf] * 3 + [1.0] * 3        # iid: inf, dir0.1: 1
     c = M.versus(f, "acc", MIM_IID, AVG_IID, "IID")
     assert c.text == "IID: FedMIM (ours) inf vs FedAvg 78.03; Δ = inf [nan, nan] (n = 3)"
-    d = M.compare_differences(f, "acc", {"split": "iid"}, {"split": "dir0.1"}, "fedmim", "fedavg", "S", "drop", False)
-    assert d.text == "S, drop: FedMIM (ours) inf vs FedAvg 8.00; Δ = inf [nan, nan] (n = 3)"
+    d = M.compare_differences(f, "acc", {"split": "iid"}, {"split": "dir0.1"}, "fedmim", "fedavg", "S", "accuracy drop", False)
+    assert d.text == "S, accuracy drop: FedMIM (ours) inf vs FedAvg 8.00; Δ = inf [nan, nan] (n = 3)"

@@ -77,12 +77,14 @@ def test_table1_better_numbers_confirm_and_mirrored_numbers_refute():
         assert recomputed(claims) == {c.id: c.status for c in claims}
 
 
-def test_table1_identical_numbers_are_ties():
+def test_table1_identical_numbers_are_equivalent():
+    """Equal per-seed numbers: every comparison's interval lies inside ±δ (equivalent), so the evidence excludes a
+    gain of δ and "FedMIM is on top" is refuted (docs/claims.md, the rule of 2026-12-05)."""
     claims = table1.claims(table1_frame(0.0), T1_SETTINGS, ALGS)
     t11 = {c.id: c for c in claims}["T1.1"]
-    assert t11.status == C.INCONCLUSIVE
+    assert t11.status == C.REFUTED
     fedadam_row = [e for e in t11.evidence if "FedAdam" in e and "digits (mlp_small) IID." in e]
-    assert fedadam_row and fedadam_row[0].startswith("tie:")
+    assert fedadam_row and fedadam_row[0].startswith("equivalent:")
 
 
 def test_table1_sides_name_the_data_that_ran_and_t1_1_counts_two_datasets():
@@ -220,8 +222,9 @@ def test_fig2_caption_names_identical_and_overlapping_curves_and_styles_are_dist
     acc = {"fedcm": base * 50, "fedmim": base * 50 + 0.9, "fedavg": base * 50 + 2.0}      # accuracy: 1-point rule
     close = fig2.coincide(acc, labels, "test_acc")
     assert close == ["FedCM and FedMIM (ours) overlap (median per-round difference 0.9 points; not identical)"]
-    styles = [fig2.STYLES[a] for a in (*ALGS, fig2.CONTROL)]
+    styles = [fig2.STYLES[a] for a in ALGS]
     assert len(set(styles)) == len(styles) and len({m for _, m in styles}) == len(styles)
+    assert all(a + fig2.MATCHED not in fig2.STYLES for a in ALGS)   # runs at FedMIM's step: dotted, drawn apart
 
 
 @pytest.mark.parametrize("gap", [0.5, -0.5])

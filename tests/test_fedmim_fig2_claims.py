@@ -7,6 +7,7 @@ method or a second ratio not run, and the exact text. Written to kill the claim 
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from fedlib.papers.fedmim import common as M
 from fedlib.papers.fedmim import fig2
@@ -79,7 +80,7 @@ def test_loss_directions_and_mirror():
     assert run({(0.05, "fedmim"): 76.0})["F2.2"].status == C.REFUTED
     stable = {(0.05, b): 77.0 for b in BASE}
     assert run(stable)["F2.4"].status == C.CONFIRMED and run({(0.05, "fedmim"): 77.0})["F2.4"].status == C.REFUTED
-    assert run({(0.2, "fedavg"): 70.0})["F2.1"].status == C.INCONCLUSIVE           # a middle ratio: not read
+    assert run({(0.2, "fedavg"): 70.0})["F2.1"].status == C.EQUIVALENT   # a middle ratio: not read (equal losses)
 
 
 def test_scaffold_majority_at_the_highest_ratio_and_consistency_lower_is_better():
@@ -87,7 +88,7 @@ def test_scaffold_majority_at_the_highest_ratio_and_consistency_lower_is_better(
     assert run(four)["F2.3"].status == C.CONFIRMED
     three = {(0.5, o): 81.0 for o in ("fedavg", "fedopt_adam", "fedcm")}
     assert run(three)["F2.3"].status == C.REFUTED
-    assert run({(0.05, o): 70.0 for o in ALGS if o != "scaffold"})["F2.3"].status == C.INCONCLUSIVE
+    assert run({(0.05, o): 70.0 for o in ALGS if o != "scaffold"})["F2.3"].status == C.EQUIVALENT   # p = 0.5 only
     low = {(r, "fedmim"): 0.5 for r in SETTINGS["rows"]}
     assert run(cons=low)["F2.5"].status == C.CONFIRMED
     assert run(cons={("cifar100", "fedmim"): 2.0})["F2.5"].status == C.REFUTED
@@ -110,7 +111,7 @@ def test_text_rules_sources_quotes_and_notes():
         "F2.5": ("FedMIM keeps the local models more consistent (lower consistency value) than every baseline on both "
                  "datasets", "§V-C3, Fig. 2(b)",
                  "consistency = (1/S) Σ_i ||x_i − x̄||², mean over the last half of the rounds (not a last-round "
-                 "cell); FedMIM's lower than every baseline's"),
+                 "cell); FedMIM's lower than every baseline's, every method at the paper's η_l"),
     }
     for cid, (text, source, r) in texts.items():
         c = got[cid]
@@ -128,3 +129,38 @@ def test_branches_for_methods_and_ratios_not_run():
     assert list(run(algs=["fedmim"])) == []
     one = {**SETTINGS, "participation_grid": [0.5]}
     assert list(run(settings=one)) == ["F2.3", "F2.5"]
+
+
+MATCHED = {**SETTINGS, "matched_step": True, "algorithms": ALGS, "lr": {a: 0.1 for a in ALGS},
+           "hparams": {"fedmim": {"mim_alpha": [0.6, 0.3], "mim_beta": [0.9, 0.1]}, "fedcm": {"fedcm_a": 0.1}}}
+
+
+def matched_frame(cons=None):
+    """Panel b of `frame` plus every baseline but FedCM at FedMIM's step (label '<alg>@A'), consistency 1.0."""
+    base = frame(cons=cons)
+    extra = base[(base["panel"] == "b") & base["algorithm"].isin([b for b in BASE if b != "fedcm"])].copy()
+    extra["algorithm"] = extra["algorithm"] + fig2.MATCHED
+    extra["consistency"] = [(cons or {}).get((r, a), 1.0) + 0.001 * k for k, (r, a) in
+                            enumerate(zip(extra["row"], extra["algorithm"]))]
+    return pd.concat([base, extra], ignore_index=True)
+
+
+def test_f2_5_at_the_matched_step_reads_each_baseline_at_fedmims_gradient_step():
+    assert fig2.gradient_weight(MATCHED, "fedmim") == pytest.approx(0.1)
+    assert fig2.matched_lr(MATCHED, "fedavg") == 0.01 and fig2.matched_lr(MATCHED, "fedcm") == 0.1
+    assert [fig2.matched_label(MATCHED, b) for b in BASE] == [
+        "fedavg@A", "fedopt_adam@A", "scaffold@A", "fedcm", "feddyn@A", "fedsam@A"]
+    ps = tuple(sorted(float(p) for p in MATCHED["participation_grid"]))
+    f25 = {c.id: c for c in fig2.claims(matched_frame(), MATCHED, ALGS)}["F2.5"]
+    assert [c["b"]["method"] for c in f25.comparisons[:6]] == [
+        "FedAvg, η_l = 0.01 (FedMIM's step)", "FedAdam, η_l = 0.01 (FedMIM's step)",
+        "SCAFFOLD, η_l = 0.01 (FedMIM's step)", "FedCM", "FedDyn, η_l = 0.01 (FedMIM's step)",
+        "FedSAM, η_l = 0.01 (FedMIM's step)"]
+    assert f25.text.endswith("at the same gradient step") and ps
+    assert any(e.startswith("at the paper's η_l") for e in f25.evidence)
+    # lower at the matched step than every baseline: confirmed, whatever the paper-η_l runs say
+    low = {(r, a + fig2.MATCHED): 2.0 for r in SETTINGS["rows"] for a in BASE} | {(r, "fedcm"): 2.0
+                                                                                for r in SETTINGS["rows"]}
+    assert {c.id: c for c in fig2.claims(matched_frame(low), MATCHED, ALGS)}["F2.5"].status == C.CONFIRMED
+    high = {("cifar10", "fedavg@A"): 0.5}
+    assert {c.id: c for c in fig2.claims(matched_frame(high), MATCHED, ALGS)}["F2.5"].status == C.REFUTED

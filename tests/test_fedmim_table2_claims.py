@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
-from fedlib.papers.fedmim import table2
+from fedlib.papers.fedmim import designs, table2
 from fedlib.reporting import claims as C
 
 SEEDS = (0, 1, 2, 3, 4)
@@ -46,19 +46,19 @@ def test_t2_1_fedmim_against_every_baseline_at_every_e_and_t2_2_each_method_smal
     assert sides(got["T2.1"]) == [("FedMIM (ours)", f"{D} E={e}", M.NAMES[b], f"{D} E={e}", ACC, True)
                                   for e in (10, 1) for b in ("fedavg", "fedcm")]
     assert sides(got["T2.2"]) == [(M.NAMES[a], f"{D} E=1", M.NAMES[a], f"{D} E=10", ACC, True) for a in ALGS]
-    assert got["T2.1"].status == got["T2.2"].status == C.INCONCLUSIVE
+    assert got["T2.1"].status == got["T2.2"].status == C.EQUIVALENT      # equal levels: every gap inside ±δ
 
 
 def test_verdicts_and_their_mirror():
     up = {(e, "fedmim"): 81.0 for e in (1.0, 10.0)}
     assert run(up)["T2.1"].status == C.CONFIRMED
     assert run({(e, "fedmim"): 79.0 for e in (1.0, 10.0)})["T2.1"].status == C.REFUTED
-    assert run({(1.0, "fedmim"): 81.0})["T2.1"].status == C.INCONCLUSIVE                  # not at every E
+    assert run({(1.0, "fedmim"): 81.0})["T2.1"].status == C.REFUTED    # not at every E: E = 10 excludes a gain of δ
     worse_long = {(10.0, a): 78.0 for a in ALGS}
     assert run(worse_long)["T2.2"].status == C.CONFIRMED
     assert run({(1.0, a): 78.0 for a in ALGS})["T2.2"].status == C.REFUTED
     one = run({(10.0, "fedavg"): 78.0, (10.0, "fedcm"): 78.0})["T2.2"]
-    assert [c["outcome"] for c in one.comparisons] == ["better", "better", "tie"] and one.status == C.INCONCLUSIVE
+    assert [c["outcome"] for c in one.comparisons] == ["better", "better", "equivalent"] and one.status == C.REFUTED
 
 
 def test_text_rule_source_quote_and_notes():
@@ -74,7 +74,8 @@ def test_text_rule_source_quote_and_notes():
     assert c.rule == "per method, final-round accuracy at E = 1 vs at E = 10 (paired by seed); all must be better at E = 1"
     for c in got.values():
         notes = c.evidence[len(c.comparisons):]
-        assert notes[0] == table2.MEASURE_NOTE and notes[1].startswith("convergence: all ") and len(notes) == 2
+        assert notes[0] == C.design_line(designs.DESIGNS[c.id], 5)                  # the embedded design, 5 seeds
+        assert notes[1] == table2.MEASURE_NOTE and notes[2].startswith("convergence: all ") and len(notes) == 3
     assert table2.MEASURE_NOTE.startswith("measure: accuracy after a fixed number of rounds, the paper's (Table II")
     assert table2.QUOTES["T2.2"].startswith("When the local epochs are enlarged to 10,")
 

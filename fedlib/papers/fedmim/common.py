@@ -211,10 +211,12 @@ def method_name(where: Mapping[str, Any]) -> str:
 
 
 def verdict(cid: str, text: str, source: str, comps: Sequence[C.Comparison], rule: str, *, kind: str = "sentence",
-            quote: str = "", aggregate: str = "all", notes: Sequence[str] = ()) -> C.Claim:
-    """`C.judge` plus the convergence note of the last-round cells the comparisons read (docs/claims.md, rule 6)."""
+            quote: str = "", aggregate: str = "all", notes: Sequence[str] = (),
+            design: C.Design | None = None) -> C.Claim:
+    """`C.judge` plus the convergence note of the last-round cells the comparisons read (docs/claims.md, rule 6),
+    with the claim's `design` (fedlib/papers/fedmim/designs.py: "n needed / n run", underpowered)."""
     return C.judge(cid, text, source, comps, kind=kind, quote=quote, aggregate=aggregate, rule=rule,
-                   notes=[*notes, *convergence_notes(comps)])
+                   notes=[*notes, *convergence_notes(comps)], design=design)
 
 
 def convergence_notes(comps: Sequence[C.Comparison]) -> list[str]:

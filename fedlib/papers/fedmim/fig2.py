@@ -2,8 +2,11 @@
 
 (a) runs every method on the first row (the CIFAR-10 stand-in, Dirichlet-0.1) at each participation ratio;
 (b) runs every method on every row at one ratio and plots the consistency (1/S) Σ_i ||x_i,K − x̄||² (x̄ the plain
-mean of the cohort's local models, the paper's definition), with FedAvg at the learning rate A·η_l as a control:
-on a toy the metric is dominated by FedMIM's A-scaled gradient step (docs/papers/fedmim.md §5).
+mean of the cohort's local models, the paper's definition). The metric scales with the square of the local gradient
+step, and FedMIM's gradient step is A·η_l (A = 1 − Σα = 0.1 for the paper's α) where FedAvg's is η_l: with
+`matched_step` every baseline also runs at the learning rate that gives it FedMIM's gradient step (η_l · A / g, g its
+own weight on the gradient: 1, FedCM's a), and the consistency claim is judged at that matched step; the runs at
+the paper's η_l stay on the page (docs/papers/fedmim.md §5).
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
-from fedlib.papers.fedmim import page
+from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -29,10 +32,11 @@ FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(list(M.NAMES)),
           "participation_grid": schema.Key(schema.numbers(), doc="(a): activation probabilities, one panel each"),
           "consistency_participation": schema.Key(schema.scalar(float), doc="(b): the activation probability"),
-          "control": schema.Key(schema.scalar(bool), doc="(b): add FedAvg at η_l · A (FedMIM's gradient step)"),
+          "matched_step": schema.Key(schema.scalar(bool), doc="(b): add every baseline at FedMIM's gradient step "
+                                                               "A·η_l (its lr × A / its gradient weight)"),
           "server_lr": M.SERVER_LR_KEY}
-CONTROL = "fedavg_scaled"
-BORROWS = "table1"          # (a) at p = 0.2 and (b) are Table I's Dir-0.1 runs of the same rows
+MATCHED = "@A"              # label suffix of a baseline run at FedMIM's gradient step: "fedavg@A"
+BORROWS = "table1"          # (a) at p = 0.2 and (b) are Table I's Dir-0.1 runs of the same rows when they match
 
 
 def clients_for(settings: Mapping[str, Any], p: float) -> int:
@@ -43,10 +47,37 @@ def clients_for(settings: Mapping[str, Any], p: float) -> int:
     return s
 
 
-def control_lr(settings: Mapping[str, Any]) -> float:
-    alpha, _ = M.mim_weights(settings)
-    lr = (settings.get("lr") or {}).get("fedavg") or 0.1
-    return lr * (1.0 - sum(alpha))
+def gradient_weight(settings: Mapping[str, Any], alg: str) -> float:
+    """The weight a method puts on the local minibatch gradient in its local step (η_l × this is its gradient
+    step): FedMIM A = 1 − Σα, FedCM a, every other method 1."""
+    if alg == "fedmim":
+        alpha, _ = M.mim_weights(settings)
+        return 1.0 - sum(alpha)
+    if alg == "fedcm":
+        from fedlib.algorithms.fedcm import FedCMHParams
+
+        return float(((settings.get("hparams") or {}).get("fedcm") or {}).get("fedcm_a", FedCMHParams.fedcm_a))
+    return 1.0
+
+
+def lr_of(settings: Mapping[str, Any], alg: str) -> float:
+    return float((settings.get("lr") or {}).get(alg) or 0.1)
+
+
+def matched_lr(settings: Mapping[str, Any], alg: str) -> float:
+    """The lr at which `alg`'s gradient step equals FedMIM's: η_l(FedMIM) · A / g(alg)."""
+    step = lr_of(settings, "fedmim") * gradient_weight(settings, "fedmim")
+    return round(step / gradient_weight(settings, alg), 12)
+
+
+def needs_matched_run(settings: Mapping[str, Any], alg: str) -> bool:
+    """A baseline whose gradient step at the paper's η_l is not FedMIM's (FedCM with a = A already matches)."""
+    return alg != "fedmim" and abs(matched_lr(settings, alg) - lr_of(settings, alg)) > 1e-12
+
+
+def matched_label(settings: Mapping[str, Any], alg: str) -> str:
+    """The label of `alg`'s run at FedMIM's gradient step (its own label when its paper lr already matches)."""
+    return alg + MATCHED if needs_matched_run(settings, alg) else alg
 
 
 def grid(settings: Mapping[str, Any]) -> M.Labelled:
@@ -60,10 +91,11 @@ def grid(settings: Mapping[str, Any]) -> M.Labelled:
     for row in settings["rows"]:
         entry, s = settings["datasets"][row], clients_for(settings, p)
         out += M.labelled_runs(settings, entry, algs, {"panel": "b", "row": row, "p": p}, clients_per_round=s)
-        if settings["control"] and "fedavg" in algs:
-            for labels, cfg in M.labelled_runs(settings, entry, ["fedavg"], {"panel": "b", "row": row, "p": p},
-                                               clients_per_round=s, lr=control_lr(settings)):
-                out.append(({**labels, "algorithm": CONTROL}, cfg))
+        if settings["matched_step"] and "fedmim" in algs:
+            for alg in [a for a in algs if needs_matched_run(settings, a)]:
+                for labels, cfg in M.labelled_runs(settings, entry, [alg], {"panel": "b", "row": row, "p": p},
+                                                   clients_per_round=s, lr=matched_lr(settings, alg)):
+                    out.append(({**labels, "algorithm": alg + MATCHED}, cfg))
     return out
 
 
@@ -78,7 +110,11 @@ def configs(settings: Mapping[str, Any]) -> list[dict]:
 
 
 def names(settings: Mapping[str, Any]) -> dict[str, str]:
-    return {**M.NAMES, CONTROL: f"FedAvg, η_l·A = {control_lr(settings):g} (control)"}
+    out = dict(M.NAMES)
+    for alg in settings.get("algorithms") or []:
+        if needs_matched_run(settings, alg):
+            out[alg + MATCHED] = f"{M.NAMES.get(alg, alg)}, η_l = {matched_lr(settings, alg):g} (FedMIM's step)"
+    return out
 
 
 def curves_frame(pairs: Sequence[tuple[dict, dict]], settings: Mapping[str, Any]) -> pd.DataFrame:
@@ -146,14 +182,15 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
             out.append(M.verdict("F2.1", "FedAvg loses the most accuracy when the participation ratio drops",
                                  src, [loss_cmp(frame, "fedavg", o, hi, lo, ds, True) for o in algs if o != "fedavg"],
                                  loss_rule + "; FedAvg's loss larger than every other method's",
-                                 quote=QUOTES["F2.1"]))
+                                 quote=QUOTES["F2.1"], design=designs.of(settings, "F2.1")))
         sensitive = [a for a in ("fedopt_adam", "fedcm", "feddyn") if a in algs]
         if sensitive and "fedmim" in algs:
             out.append(M.verdict("F2.2", "FedAdam, FedCM and FedDyn are sensitive to the participation ratio (they "
                                          "lose more than FedMIM when it drops)", src,
                                  [loss_cmp(frame, a, "fedmim", hi, lo, ds, True) for a in sensitive],
                                  loss_rule + "; each named method's loss larger than FedMIM's (the method the paper "
-                                             "calls stable)", quote=QUOTES["F2.2"]))
+                                             "calls stable)", quote=QUOTES["F2.2"],
+                                             design=designs.of(settings, "F2.2")))
     if "scaffold" in algs:
         hi = ps[-1]
         comps = [M.versus(frame, "tail", {"panel": "a", "p": hi, "algorithm": "scaffold"},
@@ -162,50 +199,87 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("F2.3", "SCAFFOLD performs well at the higher participation ratio", src, comps,
                              "accuracy (mean of the last 10 % of rounds) of SCAFFOLD vs every other method at the "
                              "higher ratio; confirmed when better than more than half of them, refuted when worse "
-                             "than at least half", quote=QUOTES["F2.3"], aggregate="majority"))
+                             "than at least half", quote=QUOTES["F2.3"],
+                             design=designs.of(settings, "F2.3"), aggregate="majority"))
     if len(ps) >= 2 and "fedmim" in algs and base:
         lo, hi = ps[0], ps[-1]
         out.append(M.verdict("F2.4", "FedMIM is stable across participation ratios (it loses less than every "
                                      "baseline when the ratio drops)", src,
                              [loss_cmp(frame, "fedmim", b, hi, lo, ds, False) for b in base],
-                             loss_rule + "; FedMIM's loss smaller than every baseline's", quote=QUOTES["F2.4"]))
+                             loss_rule + "; FedMIM's loss smaller than every baseline's", quote=QUOTES["F2.4"],
+                             design=designs.of(settings, "F2.4")))
     if "fedmim" in algs and base:
-        pb = settings["consistency_participation"]
-        comps = []
-        for r in settings["rows"]:
-            label = f"{M.data_label(frame, panel='b', row=r)} p={pb:g}"
-            comps += [M.versus(frame, "consistency", {"panel": "b", "row": r, "algorithm": "fedmim"},
-                               {"panel": "b", "row": r, "algorithm": b}, label, higher_is_better=False,
-                               metric="consistency, mean of the last half of rounds", fmt="{:.3g}", status=False)
-                      for b in base]
-        data = sorted({M.data_label(frame, panel="b", row=r) for r in settings["rows"]})
-        out.append(M.verdict("F2.5", "FedMIM keeps the local models more consistent (lower consistency value) than "
-                                     "every baseline on both datasets", "§V-C3, Fig. 2(b)", comps,
-                             "consistency = (1/S) Σ_i ||x_i − x̄||², mean over the last half of the rounds (not a "
-                             "last-round cell); FedMIM's lower than every baseline's", quote=QUOTES["F2.5"],
-                             notes=[f"{len(data)} distinct stand-in dataset(s) ran for the paper's CIFAR-10/100: "
-                                    + ", ".join(data)]))
+        out.append(consistency_claim(frame, settings, base))
     return out
 
 
-def control_lines(frame: pd.DataFrame, settings: Mapping[str, Any]) -> list[str]:
-    """The FedAvg-at-A·η_l control next to FedMIM, in words (not a claim of the paper)."""
+CONSISTENCY = "consistency, mean of the last half of rounds"
+
+
+def consistency_cmps(frame: pd.DataFrame, settings: Mapping[str, Any], base: Sequence[str],
+                     matched: bool) -> list[C.Comparison]:
+    """FedMIM's consistency vs each baseline's on every row (lower is better), each baseline at FedMIM's gradient
+    step A·η_l (`matched`) or at the paper's η_l."""
+    pb = settings["consistency_participation"]
+    comps = []
+    for r in settings["rows"]:
+        label = f"{M.data_label(frame, panel='b', row=r)} p={pb:g}"
+        for b in base:
+            theirs = matched_label(settings, b) if matched else b
+            comps.append(M.versus(frame, "consistency", {"panel": "b", "row": r, "algorithm": "fedmim"},
+                                  {"panel": "b", "row": r, "algorithm": theirs}, label, higher_is_better=False,
+                                  metric=CONSISTENCY, fmt="{:.3g}", status=False,
+                                  names=(M.NAMES["fedmim"], names(settings)[theirs])))
+    return comps
+
+
+def consistency_claim(frame: pd.DataFrame, settings: Mapping[str, Any], base: Sequence[str]) -> C.Claim:
+    """F2.5, judged at FedMIM's gradient step (`matched_step`), with the paper-η_l comparisons in a note."""
+    data = sorted({M.data_label(frame, panel="b", row=r) for r in settings["rows"]})
+    notes = [f"{len(data)} distinct stand-in dataset(s) ran for the paper's CIFAR-10/100: " + ", ".join(data)]
+    matched = bool(settings.get("matched_step"))
+    if matched:
+        literal = C.judge("F2.5", "", "", consistency_cmps(frame, settings, base, False), rule="")
+        notes.append("at the paper's η_l (every method at η_l = 0.1, so FedMIM's gradient step is A = "
+                     f"{gradient_weight(settings, 'fedmim'):g} times FedAvg's: the step-size confound) the same "
+                     f"comparisons give {tally(literal)} — the verdict is read at the matched step, where only "
+                     "the inertial terms differ")
+    rule = ("consistency = (1/S) Σ_i ||x_i − x̄||², mean over the last half of the rounds (not a last-round cell); "
+            "FedMIM's lower than every baseline's, " + (
+                "each baseline at FedMIM's gradient step A·η_l (its lr × A / its own gradient weight; FedCM's a = A "
+                "already matches)" if matched else "every method at the paper's η_l"))
+    return M.verdict("F2.5", "FedMIM keeps the local models more consistent (lower consistency value) than every "
+                             "baseline on both datasets" + (" at the same gradient step" if matched else ""),
+                     "§V-C3, Fig. 2(b)", consistency_cmps(frame, settings, base, matched), rule,
+                     quote=QUOTES["F2.5"], design=designs.of(settings, "F2.5"), notes=notes)
+
+
+def tally(claim: C.Claim) -> str:
+    counts: dict[str, int] = {}
+    for c in claim.comparisons:
+        counts[c["outcome"]] = counts.get(c["outcome"], 0) + 1
+    return ", ".join(f"{v} {k}" for k, v in counts.items())
+
+
+def matched_lines(frame: pd.DataFrame, settings: Mapping[str, Any]) -> list[str]:
+    """FedMIM beside FedAvg at the paper's η_l and at FedMIM's gradient step, in words (the step-size control)."""
     out = []
+    ctl = matched_label(settings, "fedavg")
     for r in settings["rows"]:
         g = frame[(frame["panel"] == "b") & (frame["row"] == r)]
-        mim, ctl = g[g["algorithm"] == "fedmim"], g[g["algorithm"] == CONTROL]
-        if len(mim) and len(ctl):
-            out.append(f"{g['dataset'].iloc[0]}: FedMIM consistency {mim['consistency'].mean():.3g} "
-                       f"(accuracy {mim['tail'].mean():.1f}%) vs FedAvg at η_l·A {ctl['consistency'].mean():.3g} "
-                       f"(accuracy {ctl['tail'].mean():.1f}%)")
+        mim, avg, at = (g[g["algorithm"] == a] for a in ("fedmim", "fedavg", ctl))
+        if len(mim) and len(at) and len(avg):
+            out.append(f"{g['dataset'].iloc[0]}: FedMIM {mim['consistency'].mean():.3g} (accuracy "
+                       f"{mim['tail'].mean():.1f} %), FedAvg at η_l {avg['consistency'].mean():.3g} "
+                       f"({avg['tail'].mean():.1f} %), FedAvg at FedMIM's step {at['consistency'].mean():.3g} "
+                       f"({at['tail'].mean():.1f} %)")
     return out
 
 
 # ---------------------------------------------------------------------------------------------- figure and files
 #: (line style, marker) per method: curves that coincide stay distinguishable (markers are staggered as well)
 STYLES = {"fedavg": ("-", "o"), "fedopt_adam": ("--", "s"), "scaffold": ("-.", "^"), "fedcm": (":", "D"),
-          "feddyn": ("--", "v"), "fedsam": ("-.", "P"), "fedmim": ("-", "*"), "mofedsam": (":", "X"),
-          CONTROL: (":", "x")}
+          "feddyn": ("--", "v"), "fedsam": ("-.", "P"), "fedmim": ("-", "*"), "mofedsam": (":", "X")}
 #: two mean curves "overlap" when their median per-round difference is below this: 1 point on the accuracy panels,
 #: 5 % of the level on the (log-scale) consistency panels
 OVERLAP = {"test_acc": ("points", 1.0), "consistency": ("relative", 0.05)}
@@ -228,7 +302,7 @@ def draw(ax, means: Mapping[str, pd.DataFrame], order: Sequence[str], labels: Ma
     for i, alg in enumerate(present):
         m = means[alg]
         every = max(1, len(m) // 8)
-        ls, marker = STYLES.get(alg, ("-", "o"))
+        ls, marker = STYLES.get(alg, ((0, (1, 1)), "None") if alg.endswith(MATCHED) else ("-", "o"))
         ax.plot(m.index, m["mean"], linestyle=ls, marker=marker, markevery=(i * every // max(1, len(present)),
                                                                             every),
                 color=colours.get(alg, "#000000"), label=labels[alg], linewidth=2.8 if alg == "fedmim" else 1.4,
@@ -266,7 +340,10 @@ def coincide(means: Mapping[str, pd.DataFrame], labels: Mapping[str, str], y: st
 
 
 def palette(settings: Mapping[str, Any]) -> dict[str, str]:
-    return {**M.COLOURS, CONTROL: "#000000"}
+    out = dict(M.COLOURS)
+    for alg in settings["algorithms"]:
+        out[alg + MATCHED] = M.COLOURS.get(alg, "#000000")
+    return out
 
 
 def panels(result: dict, settings: Mapping[str, Any]) -> list[tuple[str, str, dict[str, pd.DataFrame], bool]]:
@@ -289,7 +366,8 @@ def plot(result: dict, settings: Mapping[str, Any]):
 
     F.setup_style()
     labels = names(settings)
-    order = list(result["algorithms"]) + ([CONTROL] if settings["control"] else [])
+    order = list(result["algorithms"]) + [a + MATCHED for a in result["algorithms"]
+                                          if settings.get("matched_step") and needs_matched_run(settings, a)]
     ps = [float(p) for p in settings["participation_grid"]]
     rows = settings["rows"]
     ncols = max(len(ps), len(rows))
@@ -359,10 +437,14 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += ("### Summary (mean over seeds)\n\n" + page.fmt_table(table) + "\n\n"
              + f"Panel (a) at p = {max(float(p) for p in settings['participation_grid']):g} and panel (b) on the "
              "first row are the same runs (listed under both). " + M.CONVERGENCE_LEGEND + "\n\n")
-    ctl = control_lines(result["frame"], settings)
+    ctl = matched_lines(result["frame"], settings)
     if ctl:
-        text += ("Control (not a claim of the paper): FedMIM's gradient step is A·η_l, and on the spec's toy the "
-                 "consistency metric follows that step size. " + "; ".join(ctl) + ".\n\n")
+        text += ("**Step-size control** (not a claim of the paper). The consistency metric grows with the square of "
+                 "the local gradient step, and FedMIM's gradient step is A·η_l = "
+                 f"{lr_of(settings, 'fedmim') * gradient_weight(settings, 'fedmim'):g} where FedAvg's is η_l. "
+                 "Panel (b) therefore also runs every baseline at FedMIM's gradient step (dotted lines, "
+                 "'η_l = …' in the legend; FedCM's a = A already matches), and F2.5 is judged there. "
+                 + "; ".join(ctl) + ".\n\n")
     numbers = {f"{r['panel']}/{r['dataset']}/p{r['participation']:g}/{r['method']}/acc": r["acc_last10_mean"]
                for _, r in result["summary"].iterrows()}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,

@@ -28,7 +28,17 @@ PAPER_SCALE = ("**Scale: paper** — the paper's datasets with FL-Simulator's re
 def entry_text(entry: Mapping[str, Any]) -> str:
     ds = entry["dataset"]
     extra = f", batch {entry['batch_size']}" if "batch_size" in entry else ""
-    return f"{ds} — {D.DATASET_TEXT.get(ds, ds)}; model {entry.get('model', 'auto')}; {entry['rounds']} rounds{extra}"
+    if entry.get("local_steps") is not None and "local_epochs" in entry and entry["local_epochs"] is None:
+        extra += f", K = {entry['local_steps']} local steps"
+    if entry.get("color_jitter") is not None:
+        extra += f", colour perturbation s = {entry['color_jitter']:g}"
+    text = D.DATASET_TEXT.get(ds) or OWN_TEXT.get(ds, ds)
+    return f"{ds} — {text}; model {entry.get('model', 'auto')}; {entry['rounds']} rounds{extra}"
+
+
+#: stand-ins the shared describe table has no words for yet (docs/datasets.md)
+OWN_TEXT = {"photo32": "patches of 10 RGB photographs from the scikit-image / scikit-learn wheels (3x32x32, 10 "
+                       "classes, 5000 train / 1000 test)"}
 
 
 def stand_ins(settings: Mapping[str, Any], paper_rows: Sequence[str] = P.DATASETS) -> list[tuple[str, str]]:
@@ -41,10 +51,24 @@ def short_stand_ins(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
     return D.short_stand_ins(settings, P.DATASET_LABELS)
 
 
-def _local_work(run, settings, names) -> str:
+def _rows_differ(settings, key) -> dict[str, Any] | None:
+    """{dataset: value} of `key` per run row when the rows' datasets entries set it differently, else None."""
+    run, rows = settings["run"], settings.get("rows") or []
+    vals = {settings["datasets"][r]["dataset"]: {**run, **settings["datasets"][r]}.get(key) for r in rows}
+    return vals if len(set(map(str, vals.values()))) > 1 else None
+
+
+def _one_local_work(run) -> str:
     return (f"E = {run['local_epochs']:g} local epochs of batch {run.get('batch_size')}"
             if run.get("local_epochs") is not None else
             f"K = {run.get('local_steps')} local steps of batch {run.get('batch_size')}")
+
+
+def _local_work(run, settings, names) -> str:
+    if _rows_differ(settings, "local_epochs") or _rows_differ(settings, "local_steps"):
+        return "; ".join(f"{_one_local_work({**run, **settings['datasets'][r]})} ({settings['datasets'][r]['dataset']})"
+                         for r in settings["rows"])
+    return _one_local_work(run)
 
 
 def _server_lr(run, settings, names) -> str:
@@ -52,10 +76,16 @@ def _server_lr(run, settings, names) -> str:
         f", {names.get(a, a)} {v:g}" for a, v in (settings.get("server_lr") or {}).items())
 
 
-def _colour(run, settings, names) -> str:
-    s = run.get("color_jitter")
+def _one_colour(s) -> str:
     return (f"colour perturbation s = {s:g} (per-client factors in [{1 - s:g}, {1 + s:g}])" if s is not None
             else "colour perturbation off")
+
+
+def _colour(run, settings, names) -> str:
+    per = _rows_differ(settings, "color_jitter")
+    if per:
+        return "; ".join(f"{_one_colour(v)} ({ds})" for ds, v in per.items())
+    return _one_colour(run.get("color_jitter"))
 
 
 #: FedMIM's settings phrases, in order (field that must be in `run:` or None; phrase): describe.settings_lines
@@ -75,8 +105,17 @@ PARTS: dict[str, D.Part] = {
     "augment": (None, lambda run, s, names: f"crop/flip {'on' if run.get('augment') else 'off'}"),
     "colour": (None, _colour),
     "mim": (None, lambda run, s, names: _mim(s)),
-    "eval": (None, lambda run, s, names: f"test accuracy every {run.get('eval_every', 1)} round(s)"),
+    "eval": (None, lambda run, s, names: _eval(run, s)),
 }
+
+
+def _eval(run, settings) -> str:
+    per = _rows_differ(settings, "eval_every")
+    if per:
+        return "test accuracy every " + ", ".join(f"{v} round(s) ({ds})" for ds, v in per.items())
+    rows = settings.get("rows") or []
+    every = {**run, **(settings["datasets"][rows[0]] if rows else {})}.get("eval_every", 1)
+    return f"test accuracy every {every} round(s)"
 
 
 def settings_lines(settings: Mapping[str, Any], skip: Sequence[str] = ()) -> list[str]:
@@ -121,6 +160,12 @@ def settings_table(settings: Mapping[str, Any], artefact: str, records: Sequence
             return next(iter(vals.values()))
         return ", ".join(f"{v} ({settings['datasets'][r]['dataset']})" for r, v in vals.items())
 
+    def per_row_text(key, show):
+        vals = {r: settings["datasets"][r].get(key, run.get(key)) for r in settings["rows"]}
+        if len(set(map(str, vals.values()))) == 1:
+            return show(next(iter(vals.values())))
+        return "; ".join(f"{show(v)} ({settings['datasets'][r]['dataset']})" for r, v in vals.items())
+
     n, s_ = run["n_clients"], run.get("clients_per_round")
     p_here = (f"Bernoulli, p = {s_ / n:g} (S = {s_} expected)" if run.get("participation") == "bernoulli"
               else f"S = {s_} of n")
@@ -132,10 +177,11 @@ def settings_table(settings: Mapping[str, Any], artefact: str, records: Sequence
         ("participation", _set(stated["participation"], "%") if stated["participation"] else
          open_(cm["activation_probability"]), here.pop("participation", p_here)),
         ("local epochs E", _set(stated["local_epochs"]) if stated["local_epochs"] else open_(cm["local_epochs"]),
-         here.pop("local_epochs", f"{run.get('local_epochs'):g}" if run.get("local_epochs") else "—")),
+         here.pop("local_epochs", per_row_text("local_epochs", lambda e: f"{e:g}" if e else
+                                               "— (fixed K local steps)"))),
         ("batch size B", stated["batch_size"] or open_(cm["batch_sizes"]), per_row("batch_size")),
         steps_row(records),
-        ("rounds T", stated["rounds"] or open_(), per_row("rounds")),
+        ("rounds T", stated["rounds"] or open_(), here.pop("rounds", per_row("rounds"))),
         ("split", ", ".join(splits) if splits else open_(), here.pop("split", split_text(run))),
         ("local lr η_l", f"{cm['local_lr']:g} × {cm['lr_decay']:g}^t", _lrs(settings).replace("η_l = ", "")),
         ("global lr η_g", f"{cm['global_lr']:g}" + ("" if table3 else f", FedAdam {cm['fedadam_global_lr']:g}"),
@@ -146,8 +192,8 @@ def settings_table(settings: Mapping[str, Any], artefact: str, records: Sequence
          f"norm {run['clip_norm']:g}" if run.get("clip_norm") else "off"),
         ("crop / flip", "on (every round)", "on" if run.get("augment") else "off"),
         ("colour perturbation", "per-client brightness and saturation (no range stated; A8)",
-         f"s = {run['color_jitter']:g}" if run.get("color_jitter") is not None else
-         "off: it needs RGB images and no embedded stand-in is RGB"),
+         per_row_text("color_jitter", lambda s: f"s = {s:g} (factors in [{1 - s:g}, {1 + s:g}])" if s is not None
+                      else "off (needs RGB images; the stand-in is not RGB)")),
         ("FedMIM α, β", "Table III's rows" if table3 else "not stated; A2 (Table III's best row)",
          "the rows of the table" if table3 else f"α = {list(mim_a)}, β = {list(mim_b)}"),
         ("seeds", "not stated (single numbers)", f"{len(settings['seeds'])}: "
@@ -191,9 +237,26 @@ def split_text(run: Mapping[str, Any]) -> str:
     return "IID" if run["partition"] == "iid" else f"{run['partition']}, α = {run.get('alpha')}"
 
 
+#: every FedMIM page links the account of the paper its A-numbers (ambiguities) refer to, and the claims' designs
+ACCOUNT = "docs/papers/fedmim.md"
+DESIGNS = ("each claim's design (mechanism, regime and pilot evidence, target, margin, seeds from the power "
+           "calculation): [docs/claims/fedmim.md](../../docs/claims/fedmim.md)")
+
+#: the FedCM the tables run, and the variant the Table III identity holds for (docs/papers/fedmim.md §2)
+FEDCM_VARIANT = ("FedCM here is FL-Simulator's variant (`fedcm` with its defaults: a = 0.1 on the local gradient, "
+                 "weight decay added outside the a-weighting `fedcm_wd=outside`, the global momentum divided by the "
+                 "previous round's η_l `fedcm_lr_norm=previous`)")
+FEDCM_IDENTITY = ("FedMIM with α_1 = 0.9 alone (β = -) is FedCM with a = 0.1 in the variant with the weight decay "
+                  "inside a·(g + wd·x) and the momentum divided by the current round's η_l (`fedcm_wd=inside`, "
+                  "`fedcm_lr_norm=current`; unit-tested to float32 rounding), not Table I's FedCM: " + FEDCM_VARIANT
+                  + ", whose trajectory differs (a 0.998 factor per round from the lr decay, and the weight decay "
+                  "scaled by 1 instead of a), so the α_1 = 0.9 row need not equal Table I's FedCM cell")
+
+
 def header(title: str, settings: Mapping[str, Any], stand: Sequence[tuple[str, str]], lines: Sequence[str],
            notes: Sequence[str] = ()) -> str:
-    text = R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes)
+    text = R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), [DESIGNS, *notes],
+                    doc=ACCOUNT)
     return text.replace(R.SCALE_TEXT["paper"], PAPER_SCALE)
 
 

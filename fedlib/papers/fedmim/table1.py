@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
-from fedlib.papers.fedmim import page
+from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -27,16 +27,42 @@ DESC = "FedMIM paper, Table I: accuracy after T rounds, IID / Dir-0.3 / Dir-0.1 
 PARAMS = {**schema.grid(list(M.NAMES)),
           "splits": schema.Key(schema.datasets(required=("partition",)),
                                doc="{iid | dir0.3 | dir0.1: {partition, alpha}}, the columns of each dataset"),
-          "server_lr": M.SERVER_LR_KEY}
+          "server_lr": M.SERVER_LR_KEY,
+          "only": schema.Key(lambda value, where, block: _only(value, where, block), required=False,
+                             doc="{row: {split: [algorithms]}}: cells of a row that run only these methods (the "
+                                 "other methods' cells decide no claim; docs/claims/fedmim.md says why)")}
+
+
+def _only(value: Any, where: str, block: Mapping[str, Any]) -> None:
+    """`only`: {row of the block: {split of the block: [methods]}}."""
+    if not isinstance(value, Mapping):
+        raise schema.SettingsError(f"{where}: {value!r} must be a mapping {{row: {{split: [algorithms]}}}}")
+    for row, per in value.items():
+        if row not in (block.get("datasets") or {}) or not isinstance(per, Mapping):
+            raise schema.SettingsError(f"{where}.{row}: must be a row of datasets mapping splits to lists")
+        for split, algs in per.items():
+            if split not in (block.get("splits") or {}):
+                raise schema.SettingsError(f"{where}.{row}.{split}: not a split of the block")
+            schema.listed(schema.algorithm(list(M.NAMES)))(algs, f"{where}.{row}.{split}", block)
+
+
+def algorithms_for(settings: Mapping[str, Any], row: str, split: str) -> list[str]:
+    """The methods that run on `row` × `split`: the block's, cut to `only[row][split]` when the block names it."""
+    only = ((settings.get("only") or {}).get(row) or {}).get(split)
+    return [a for a in settings.get("algorithms") or list(M.NAMES) if only is None or a in only]
 
 
 def grid(settings: Mapping[str, Any]) -> M.Labelled:
     out = []
     for row in settings["rows"]:
         for split, fields in settings["splits"].items():
-            out += M.labelled_runs(settings, settings["datasets"][row], settings["algorithms"],
+            out += M.labelled_runs(settings, settings["datasets"][row], algorithms_for(settings, row, split),
                                    {"row": row, "split": split}, **fields)
     return out
+
+
+def ran(settings: Mapping[str, Any], row: str, split: str, *algs: str) -> bool:
+    return all(a in algorithms_for(settings, row, split) for a in algs)
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
@@ -119,12 +145,13 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
     cifar = [r for r in ("cifar10", "cifar100") if r in rows]
     text = "FedMIM has the top accuracy on CIFAR-10 and CIFAR-100 under all three splits"
     if cifar and "fedmim" in algs:
-        comps = [acc(frame, r, s, "fedmim", b) for r in cifar for s in settings["splits"] for b in base]
+        comps = [acc(frame, r, s, "fedmim", b) for r in cifar for s in settings["splits"] for b in base
+                 if ran(settings, r, s, "fedmim", b)]
         data = sorted({run_label(frame, r) for r in cifar})
         out.append(M.verdict("T1.1", text, src, comps,
                              "final-round accuracy of FedMIM vs every baseline, every split, every dataset row; "
                              "all must be better",
-                             quote=QUOTES["T1.1"], notes=[
+                             quote=QUOTES["T1.1"], design=designs.of(settings, "T1.1"), notes=[
                                  f"{len(data)} distinct stand-in dataset(s) ran for the paper's CIFAR-10/100: "
                                  + ", ".join(data)]))
     else:
@@ -140,7 +167,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T1.2", text, src, [drop_comparison(frame, "cifar10", "iid", "dir0.3", "fedmim", "fedcm",
                                                                  run_label(frame, "cifar10"))],
                              "per-seed drop (IID − DIR.3 final accuracy, same seed): FedMIM's smaller than FedCM's",
-                             quote=QUOTES["T1.2"], aggregate="unconfirmable", notes=[why]))
+                             quote=QUOTES["T1.2"],
+                             design=designs.of(settings, "T1.2"), aggregate="unconfirmable", notes=[why]))
     else:
         out.append(M.missing_rows("T1.2", text, src, settings, ["cifar10"], quote=QUOTES["T1.2"], notes=[why]))
 
@@ -150,7 +178,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                                  smaller=False) for o in algs if o != "fedopt_adam"]
         out.append(M.verdict("T1.3", text, src, comps,
                              "per-seed drop IID − DIR.1: FedAdam's larger than every other method's (the claim's "
-                             "direction: 'better' = a larger drop for FedAdam)", quote=QUOTES["T1.3"]))
+                             "direction: 'better' = a larger drop for FedAdam)", quote=QUOTES["T1.3"],
+                             design=designs.of(settings, "T1.3")))
     else:
         out.append(M.missing_rows("T1.3", text, src, settings, ["cifar10"], quote=QUOTES["T1.3"]))
 
@@ -167,7 +196,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                  for b in base]
         out.append(M.verdict("T1.4", text, src, comps,
                              "per-seed drop DIR.3 − DIR.1 (the nearer reading of the text): FedMIM's smaller than "
-                             "every baseline's", quote=QUOTES["T1.4"], aggregate="unconfirmable", notes=[why]))
+                             "every baseline's", quote=QUOTES["T1.4"],
+                             design=designs.of(settings, "T1.4"), aggregate="unconfirmable", notes=[why]))
     else:
         out.append(M.missing_rows("T1.4", text, src, settings, ["cifar100"], quote=QUOTES["T1.4"], notes=[why]))
 
@@ -177,7 +207,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T1.5", text, src, comps,
                              "final accuracy of FedMIM at DIR.1 vs each baseline at DIR.3; confirmed when better "
                              "than more than half of them, refuted when worse than at least half",
-                             quote=QUOTES["T1.5"], aggregate="majority"))
+                             quote=QUOTES["T1.5"], design=designs.of(settings, "T1.5"), aggregate="majority"))
     else:
         out.append(M.missing_rows("T1.5", text, src, settings, ["cifar100"], quote=QUOTES["T1.5"]))
 
@@ -232,10 +262,16 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                     page.provenance(result["records"]))
     text += "\n" + page.settings_table(settings, "table1", result["records"], {"split": splits}) + "\n\n"
     text += markdown_tables(result["csv"], settings, result["algorithms"]) + "\n\n"
+    for row, per in (settings.get("only") or {}).items():
+        for split, algs in per.items():
+            text += (f"{P.DATASET_LABELS[row]} {P.SPLIT_LABELS[split]}: only {', '.join(M.NAMES[a] for a in algs)} "
+                     "run ('not run' cells): the other methods' cells decide no claim at this budget "
+                     "(docs/claims/fedmim.md).\n\n")
     text += ("Cells: paper = the printed Table I value (accuracy after 1000 rounds; final- or best-round is not "
              "stated, A17); final = test accuracy (%) at the last round, best = the highest evaluated round, each "
              "mean ± sample std (ddof = 1) over seeds. The claims read the final cells (the paper's measure is the "
-             "accuracy after a fixed number of rounds). " + M.CONVERGENCE_LEGEND + "\n\n")
+             "accuracy after a fixed number of rounds). " + page.FEDCM_VARIANT + "; FedMIM with α_1 alone equals "
+             "another FedCM variant (Table III's page). " + M.CONVERGENCE_LEGEND + "\n\n")
     numbers = {f"{r['paper_dataset']}/{r['split']}/{r['algorithm']}/final": r["final_mean"]
                for _, r in result["csv"].iterrows() if r["n_seeds"]}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,

@@ -1,7 +1,9 @@
 """Table II: test accuracy for local epochs E = 1, 5, 10, every method, per dataset row.
 
-Runs every method at each E (one Dirichlet split, fixed rounds), tabulates final and best accuracy (mean ± std over
-seeds) beside the paper's cells, and checks §V-B2's claims: FedMIM on top at every E, and longer local work hurting.
+Runs every method at each E (one Dirichlet split), tabulates final and best accuracy (mean ± std over seeds) and the
+local consistency beside the paper's cells, and checks §V-B2's claims: FedMIM on top at every E, and longer local
+work hurting. With `matched_steps` the rounds of E are the row's `rounds` × max(E) / E, so every E gets the same
+total local steps (the comparison is about how the local work is split between rounds, not about how much there is).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
-from fedlib.papers.fedmim import page
+from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -25,7 +27,20 @@ SOURCE = "Table II (§V-B2)"
 DESC = "FedMIM paper, Table II: accuracy for local epochs E = 1, 5, 10, 7 methods"
 PARAMS = {**schema.grid(list(M.NAMES)),
           "epochs_grid": schema.Key(schema.numbers(), doc="the local epochs E, one column each"),
+          "matched_steps": schema.Key(schema.scalar(bool), required=False,
+                                      doc="rounds of E = the row's rounds × max(E) / E: equal total local steps"),
           "server_lr": M.SERVER_LR_KEY}
+
+
+def rounds_for(settings: Mapping[str, Any], row: str, e: float) -> int:
+    """The rounds E runs for: the row's `rounds`, or with `matched_steps` that × max(E) / E (equal total steps)."""
+    rounds = int(settings["datasets"][row]["rounds"])
+    if not settings.get("matched_steps"):
+        return rounds
+    scaled = rounds * max(float(x) for x in settings["epochs_grid"]) / float(e)
+    if abs(scaled - round(scaled)) > 1e-9:
+        raise ValueError(f"matched_steps: rounds {rounds} × max(E) / E = {scaled} for E = {e} is not whole")
+    return int(round(scaled))
 
 
 def grid(settings: Mapping[str, Any]) -> M.Labelled:
@@ -33,7 +48,8 @@ def grid(settings: Mapping[str, Any]) -> M.Labelled:
     for row in settings["rows"]:
         for e in settings["epochs_grid"]:
             out += M.labelled_runs(settings, settings["datasets"][row], settings["algorithms"],
-                                   {"row": row, "epochs": float(e)}, local_epochs=float(e))
+                                   {"row": row, "epochs": float(e)}, local_epochs=float(e),
+                                   rounds=rounds_for(settings, row, float(e)))
     return out
 
 
@@ -60,6 +76,8 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                     "best": M.cell(sel["best"].tolist()) if ran else "not run",
                     "final_mean": sel["final"].mean() if ran else np.nan,
                     "best_mean": sel["best"].mean() if ran else np.nan, "n_seeds": len(sel),
+                    "rounds": int(sel["rounds_run"].max()) if ran else np.nan,
+                    "consistency": f"{sel['consistency'].mean():.3g}" if ran else "",   # 3 significant digits
                     "convergence": convergence.status(M.mean_curve(sel)) if ran else ""})
     csv = round_floats(pd.DataFrame(csv_rows), 3)
     return {"records": records, "frame": frame, "csv": csv, "algorithms": algs, "epochs": epochs,
@@ -96,7 +114,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T2.1", "FedMIM has the top accuracy for short and long local work (every E run)",
                              "§V-B2; Table II", comps,
                              "final-round accuracy of FedMIM vs every baseline at every E; all must be better",
-                             quote=QUOTES["T2.1"], notes=[MEASURE_NOTE]))
+                             quote=QUOTES["T2.1"], design=designs.of(settings, "T2.1"), notes=[MEASURE_NOTE]))
     lo, hi = min(grid_e), max(grid_e)
     if lo < hi:
         comps = [M.versus(frame, "final", at_e(r, lo, a), at_e(r, hi, a),
@@ -105,7 +123,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T2.2", f"Longer local work hurts: every method is less accurate at E = {hi:g} than at "
                                      f"E = {lo:g}", "§V-B2", comps,
                              f"per method, final-round accuracy at E = {lo:g} vs at E = {hi:g} (paired by seed); "
-                             f"all must be better at E = {lo:g}", quote=QUOTES["T2.2"], notes=[MEASURE_NOTE]))
+                             f"all must be better at E = {lo:g}", quote=QUOTES["T2.2"],
+                             design=designs.of(settings, "T2.2"), notes=[MEASURE_NOTE]))
     return out
 
 
@@ -127,6 +146,7 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any], algs: Sequen
                 if ran and e in ran_e:
                     cells[f"E={e:g} final"] = r["final"] + M.MARK.get(r["convergence"], "")
                     cells[f"E={e:g} best"] = r["best"]
+                    cells[f"E={e:g} consistency"] = r["consistency"]
             lines.append(cells)
         blocks.append(page.row_block(label, settings, row, ran, lines))
     return "\n\n".join(blocks)
@@ -143,12 +163,23 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
         "the paper does not state Table II's rounds, split or participation (A5)"]
     text = page.header(TITLE, settings, page.stand_ins(settings), lines, page.provenance(result["records"]))
     ran = [float(e) for e in settings["epochs_grid"]]
-    text += "\n" + page.settings_table(settings, "table2", result["records"], {"local_epochs": _set(ran)}) + "\n\n"
+    rounds = ", ".join(f"{rounds_for(settings, settings['rows'][0], e)} (E = {e:g})" for e in ran)
+    text += "\n" + page.settings_table(settings, "table2", result["records"], {"local_epochs": _set(ran),
+                                                                               "rounds": rounds}) + "\n\n"
     text += markdown_tables(result["csv"], settings, result["algorithms"], result["epochs"]) + "\n\n"
     skipped = [e for e in P.EPOCHS if float(e) not in ran]
+    if settings.get("matched_steps"):
+        per_e = ", ".join(f"E = {e:g}: {rounds_for(settings, r, e)} rounds" for r in settings["rows"][:1] for e in ran)
+        text += (f"**Matched compute.** Every E gets the same total local steps: {per_e} (K_i = ceil(E · n_i / B) "
+                 "steps a round, so E = 10 takes 10× the steps of E = 1 per round and runs a tenth of the rounds; "
+                 "equal up to the rounding of K_i). The comparison of E is therefore about splitting the same local "
+                 "work into few long or many short rounds: the drift of long local runs against the extra "
+                 "communication of short ones.\n\n")
     text += ("Cells: paper = the printed Table II value; final / best = test accuracy (%) at the last round / the "
-             "best evaluated round, mean ± sample std over seeds. The claims read the final cells (the paper's "
-             "measure: accuracy after a fixed number of rounds). " + M.CONVERGENCE_LEGEND
+             "best evaluated round, mean ± sample std over seeds; consistency = (1/S) Σ_i ||x_i − x̄||² of the "
+             "cohort's local models, mean over the last half of the rounds (lower: the clients ended closer "
+             "together). The claims read the final cells (the paper's measure: accuracy after the corresponding "
+             "rounds). " + M.CONVERGENCE_LEGEND
              + (f" E = {_set(skipped)}: the paper's values only, not run at the {settings['profile']} scale (the "
                 f"sentences compare short, E = {min(ran):g}, with long, E = {max(ran):g}, local work; left out for "
                 "the time budget)." if skipped else "") + "\n\n")

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import common as M
-from fedlib.papers.fedmim import page
+from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
@@ -120,7 +120,7 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any]) -> list[C.Claim]:
                             kw.get("quote", ""))
             out.append(C.not_testable(claim, "the block does not run the rows this claim compares"))
             return
-        out.append(M.verdict(cid, text, kw.pop("source", src), comps, rule, **kw))
+        out.append(M.verdict(cid, text, kw.pop("source", src), comps, rule, design=designs.of(settings, cid), **kw))
 
     add("T3.1", "With J = 2 inertial steps FedMIM is more accurate than with J = 0 or 1 (the paper's best J = 2 row, "
                 "α = (0.6, 0.3), β = (0.9, 0.1), against every J ≤ 1 row)",
@@ -175,8 +175,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                           "best (%)": t["best"]})
     text += "\n" + page.fmt_table(shown) + "\n\n"
     text += ("'-' = weight not used. Table α_1 / β_1 weigh the most recent global displacement (A1). Row α = β = - "
-             "is FedAvg; α_1 = 0.9 alone is FedCM with a = 0.1 (both identities are unit-tested). Cells: final / "
-             "best test accuracy, mean ± sample std over seeds; the claims read the final cells. "
+             "is FedAvg (bit for bit, unit-tested). " + page.FEDCM_IDENTITY + ". Cells: final / best test accuracy, "
+             "mean ± sample std over seeds; the claims read the final cells. "
              + M.CONVERGENCE_LEGEND + "\n\n")
     text += "".join(f"{line}\n\n" for line in coincident_rows(result["frame"], settings))
     numbers = {f"{label(a, b)}/final": m for a, b, m in zip(t["alpha"], t["beta"], t["final_mean"])}
