@@ -166,13 +166,13 @@ def _lm_runs(final=None, rise=None, seeds=(0, 1, 2), jitter=(0.0, 0.004, -0.003)
     FedAdam's seed 1 early fluctuation is infinite: each is censored at its own column's cap."""
     final = final or {"FedAvg": 5.0, "FedAdam": 4.8, "FedAMS": 5.2, "FAFED": 4.6}
     rise = rise or {"FedAvg": 0.1, "FedAdam": 0.3, "FedAMS": 0.2, "FAFED": 0.05}
-    rows = [{"method": m, "seed": s, "final_loss": final[m] + j, "early_rise": rise[m] + j}
+    rows = [{"method": m, "seed": s, "final_loss": final[m] + j, "fluctuation": rise[m] + j}
             for m in LM_ORDER for s, j in zip(seeds, jitter)]
     runs = pd.DataFrame(rows)
     if not diverge:
         return runs
     runs.loc[(runs.method == "FedAvg") & (runs.seed == 2), "final_loss"] = math.inf
-    runs.loc[(runs.method == "FedAdam") & (runs.seed == 1), "early_rise"] = math.inf
+    runs.loc[(runs.method == "FedAdam") & (runs.seed == 1), "fluctuation"] = math.inf
     return runs
 
 
@@ -263,11 +263,11 @@ def _img_runs(final=None, rise=None, diverge=True, seeds=(0, 1, 2), jitter=(0.0,
     final = final or {"FedAvg": 0.5, "FedAdam": 0.4, "FedAMS": 0.45, "FAFED": 0.3}
     rise = rise or {"FedAvg": 0.1, "FedAdam": 0.3, "FedAMS": 0.2, "FAFED": 0.05}
     runs = pd.DataFrame([{"row": "mnist", "level": lv, "method": m, "seed": s, "final_loss": final[m] + sh + j,
-                          "early_rise": rise[m] + sh + j}
+                          "fluctuation": rise[m] + sh + j}
                          for lv, sh in LEVEL_SHIFT.items() for m in IMG_ORDER for s, j in zip(seeds, jitter)])
     if diverge:
         runs.loc[(runs.method == "FedAvg") & (runs.seed == 2) & (runs.level == "low"), "final_loss"] = math.inf
-        runs.loc[(runs.method == "FedAdam") & (runs.seed == 1) & (runs.level == "high"), "early_rise"] = math.inf
+        runs.loc[(runs.method == "FedAdam") & (runs.seed == 1) & (runs.level == "high"), "fluctuation"] = math.inf
     return runs
 
 
@@ -280,7 +280,7 @@ def test_figure2_claims_in_full():
             ("mnist", "low", "FAFED"): ("flat", 0.0), ("other", "low", "FedAvg"): ("rising", 1.0),
             ("mnist", "moderate", "FedAvg"): ("rising", 0.05)}
     runs = _img_runs()
-    other = runs.assign(row="other", final_loss=runs["final_loss"] / 2, early_rise=runs["early_rise"] / 2)
+    other = runs.assign(row="other", final_loss=runs["final_loss"] / 2, fluctuation=runs["fluctuation"] / 2)
     claims = fig2.claims(pd.concat([runs, other.replace(math.inf, 0.0)], ignore_index=True), IMG_ORDER,
                          _fig2_settings(), conv)          # a row the settings do not list: never compared
     assert [[(cm["a"]["setting"], cm["b"]["setting"]) for cm in c.comparisons] for c in claims] == [

@@ -87,7 +87,7 @@ def _lm_runs(fafed_loss: float, fedadam_rise: float = 0.3) -> pd.DataFrame:
                     ("FAFED", fafed_loss)):
         for s, j in zip(SEEDS, JITTER):
             rows.append({"method": m, "seed": s, "final_loss": base + j,
-                         "early_rise": (fedadam_rise if m == "FedAdam" else 0.05) + j})
+                         "fluctuation": (fedadam_rise if m == "FedAdam" else 0.05) + j})
     return pd.DataFrame(rows)
 
 
@@ -110,7 +110,7 @@ def _image_runs(fafed: float, rise: float = 0.0, level_only: str | None = None) 
             base = 0.3 if m != "FAFED" or (level_only and lv != level_only) else fafed
             for s, j in zip(SEEDS, JITTER):
                 rows.append({"row": "mnist", "level": lv, "method": m, "seed": s, "final_loss": base + j,
-                             "early_rise": (rise if m == "FAFED" else 0.1) + j})
+                             "fluctuation": (rise if m == "FAFED" else 0.1) + j})
     return pd.DataFrame(rows)
 
 
