@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fafed import common as K
+from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
@@ -78,25 +79,27 @@ def claims(runs: pd.DataFrame, order: Sequence[str], data: str,
     tail = f"mean training loss of the last {K.TAIL} rounds"
     if "FAFED" in order:
         rivals = [m for m in order if m != "FAFED"]
-        comps = [K.lower(sd("FAFED", "final_loss"), sd(m, "final_loss"), data) for m in rivals]
+        comps = [K.lower(sd("FAFED", "final_loss"), sd(m, "final_loss"), data, margin=D.LM_LOSS_MARGIN)
+                 for m in rivals]
         out.append(C.judge("F1.1", f"FAFED's training loss is below every baseline's at the end of training ({data})",
                            P.CLAIMS["fig1_best"][1], comps, quote=P.CLAIMS["fig1_best"][0],
                            rule=f"{C.RULE_TEXT}; compared: the {tail}, lower is better",
-                           notes=[note(order)]))
+                           notes=[note(order)], design=D.design("F1.1")))
     if {"FAFED", "FedAdam"} <= set(order):
-        comps = [K.lower(sd("FAFED", "fluctuation"), sd("FedAdam", "fluctuation"), data)]
+        comps = [K.lower(sd("FAFED", "fluctuation"), sd("FedAdam", "fluctuation"), data, margin=D.FLUCT_MARGIN)]
         out.append(C.judge("F1.2", f"FedAdam fluctuates more than FAFED at the beginning of training ({data})",
                            P.CLAIMS["fig1_fedadam_fluctuation"][1], comps,
                            quote=P.CLAIMS["fig1_fedadam_fluctuation"][0],
                            rule=f"{C.RULE_TEXT}; compared: the {FLUCT}, lower is better (FAFED first: 'better' = FAFED "
-                                "fluctuates less than FedAdam)"))
+                                "fluctuates less than FedAdam)", design=D.design("F1.2")))
     if {"FAFED", "FedAdam", "FedAMS"} <= set(order):
-        comps = [K.lower(sd(m, "final_loss"), sd("FedAMS", "final_loss"), data) for m in ("FAFED", "FedAdam")]
+        comps = [K.lower(sd(m, "final_loss"), sd("FedAMS", "final_loss"), data, margin=D.LM_LOSS_MARGIN)
+                 for m in ("FAFED", "FedAdam")]
         out.append(C.judge("F1.3", f"FedAMS's training loss is above FAFED's and FedAdam's at the end of training "
                            f"({data})", P.CLAIMS["fig1_fedams_worse"][1], comps,
                            quote=P.CLAIMS["fig1_fedams_worse"][0],
                            rule=f"{C.RULE_TEXT}; compared: the {tail}, lower is better ('better' = FedAMS is above)",
-                           notes=[note(["FAFED", "FedAdam", "FedAMS"])]))
+                           notes=[note(["FAFED", "FedAdam", "FedAMS"])], design=D.design("F1.3")))
     return out
 
 

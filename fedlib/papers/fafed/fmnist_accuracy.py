@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.fafed import common as K
+from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import fig2
 from fedlib.papers.fafed import reference as P
 from fedlib.reporting import claims as C
@@ -119,13 +120,15 @@ def claims(acc: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any],
                  "significant deficit refutes it, a significant lead on every comparison confirms it, and ties leave "
                  f"it inconclusive ({len(settings['seeds'])} seeds cannot tell ≥ from < within the seed-to-seed "
                  "spread)",
-            notes=[_moving(conv, settings, PRIMARY), *_for_information(_best(acc, order, settings, other), other)]))
+            notes=[_moving(conv, settings, PRIMARY), *_for_information(_best(acc, order, settings, other), other)],
+            design=D.design("A.1")))
     out.append(C.judge(
         "A.3", f"Every method's test accuracy falls from low to moderate and from moderate to high heterogeneity "
         f"({where}, the authors' local measure)", P.CLAIMS["acc_falls"][1], _falls(acc, order, settings, PRIMARY),
         quote=P.CLAIMS["acc_falls"][0],
         rule=f"{C.RULE_TEXT}; 'better' = the less heterogeneous setting is more accurate",
-        notes=[_moving(conv, settings, PRIMARY), *_for_information(_falls(acc, order, settings, other), other)]))
+        notes=[_moving(conv, settings, PRIMARY), *_for_information(_falls(acc, order, settings, other), other)],
+        design=D.design("A.3")))
     return out
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -145,7 +146,9 @@ def need(diffs: Sequence[float], margin: float, m: int) -> int:
     if len(finite) < 2:
         return 2
     try:
-        return stats.seeds_needed(finite, margin, m=m)
+        with warnings.catch_warnings():              # statsmodels warns before it returns nan (then ValueError)
+            warnings.simplefilter("ignore")
+            return stats.seeds_needed(finite, margin, m=m)
     except ValueError:
         sd = float(np.std(finite, ddof=1))
         return max(2, math.ceil(((norm.ppf(1 - stats.ALPHA / (2 * m)) + norm.ppf(0.8)) * sd / margin) ** 2) + 1)
