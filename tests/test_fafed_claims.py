@@ -39,7 +39,7 @@ def test_lower_is_better_and_its_mirror():
     high = K.side("B", "toy", "loss", {s: 1.1 + j for s, j in zip(SEEDS, JITTER)})
     assert K.lower(low, high, "toy").outcome == "better"
     assert K.lower(high, low, "toy").outcome == "worse"
-    assert K.lower(low, low, "toy").outcome == "tie"                     # exactly at the threshold: no difference
+    assert K.lower(low, low, "toy").outcome == "equivalent"              # no difference: inside ±δ (5 % of 1.0)
     assert K.higher(high, low, "toy").outcome == "better"                # accuracy: higher is better
 
 
@@ -99,7 +99,8 @@ def test_figure1_claims_better_mirrored_and_at_the_threshold():
     bad = {c.id: c.status for c in fig1.claims(_lm_runs(5.3, fedadam_rise=0.0), ORDER, "toy")}
     assert bad == {"F1.1": C.REFUTED, "F1.2": C.REFUTED, "F1.3": C.REFUTED}      # FAFED above FedAMS: F1.3 worse
     tied = {c.id: c.status for c in fig1.claims(_lm_runs(4.7, fedadam_rise=0.05), ORDER, "toy")}
-    assert tied["F1.1"] == C.INCONCLUSIVE and tied["F1.2"] == C.INCONCLUSIVE   # equal to FedAvg on every seed
+    # equal to FedAvg on every seed: a gain of δ is excluded (refuted); the same fluctuation: equivalent at δ
+    assert tied["F1.1"] == C.REFUTED and tied["F1.2"] == C.EQUIVALENT
 
 
 # ---------------------------------------------------------------------------------------------- Figure 2
@@ -123,10 +124,10 @@ def test_figure2_claims_declare_lower_is_better():
     mirrored = {c.id: c.status for c in fig2.claims(_image_runs(0.4, rise=0.2), ORDER, st)}
     assert mirrored == {"F2.1": C.REFUTED, "F2.2": C.REFUTED, "F2.3": C.REFUTED}
     at = {c.id: c.status for c in fig2.claims(_image_runs(0.3, rise=0.1), ORDER, st)}
-    assert at == {"F2.1": C.INCONCLUSIVE, "F2.2": C.INCONCLUSIVE, "F2.3": C.INCONCLUSIVE}
+    assert at == {"F2.1": C.EQUIVALENT, "F2.2": C.EQUIVALENT, "F2.3": C.EQUIVALENT}      # no difference: TOST at δ
     # Figure 2 alone (low) better, the supplementary settings not: F2.1 and F2.2 are distinct evidence
     split = {c.id: c.status for c in fig2.claims(_image_runs(0.2, level_only="low"), ORDER, st)}
-    assert split["F2.1"] == C.CONFIRMED and split["F2.2"] == C.INCONCLUSIVE
+    assert split["F2.1"] == C.CONFIRMED and split["F2.2"] == C.EQUIVALENT
 
 
 def test_figure2_counts_distinct_datasets_and_lists_every_paper_panel():
@@ -163,13 +164,13 @@ def test_accuracy_claims_at_least_and_the_fall():
     assert {c.id: c.status for c in good} == {"A.1": C.CONFIRMED, "A.3": C.CONFIRMED}
     assert recomputed(good) == {c.id: c.status for c in good}
     equal = {c.id: c.status for c in fmnist_accuracy.claims(_accuracies(0.0), order, st)}
-    assert equal["A.1"] == C.INCONCLUSIVE         # exactly at the threshold: a tie cannot tell ≥ from <
+    assert equal["A.1"] == C.EQUIVALENT           # no difference: equivalent at δ = 1 pp
     below = {c.id: c.status for c in fmnist_accuracy.claims(_accuracies(-1.0), order, st)}
     assert below["A.1"] == C.REFUTED
     rises = {c.id: c.status for c in fmnist_accuracy.claims(_accuracies(0.0, (10.0, 2.0, 0.0)), order, st)}
     assert rises["A.3"] == C.REFUTED
     flat = {c.id: c.status for c in fmnist_accuracy.claims(_accuracies(0.0, (0.0, 0.0, 10.0)), order, st)}
-    assert flat["A.3"] == C.INCONCLUSIVE          # low = moderate exactly: the first step is a tie
+    assert flat["A.3"] == C.REFUTED               # low = moderate exactly: a fall of δ is excluded
     # one sentence, one verdict: the global measure is printed for information, never counted
     assert all(c.comparisons and all("local" in cmp["a"]["metric"] for cmp in c.comparisons) for c in good)
     assert any(e.startswith("(global model, for information)") for e in good[0].evidence)

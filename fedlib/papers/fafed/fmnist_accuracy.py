@@ -172,8 +172,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += "\n### Settings, paper against here\n\n" + R.settings_table(settings_rows(settings)) + "\n\n"
     text += ("### The paper's table\n\nThe paper's table (supplementary material, which we do not have) gives every "
              "method's test accuracy on Fashion-MNIST in the three settings; the text prints no number (A19 in "
-             "docs/papers/fafed.md). Every row (method) and column (setting) is reproduced below; its values cannot "
-             "be compared with the paper's, only the paper's two sentences are checked.\n\n")
+             "[docs/papers/fafed.md](../../docs/papers/fafed.md)). Every row (method) and column (setting) is "
+             "reproduced below; its values cannot be compared with the paper's, only the paper's two sentences are "
+             "checked.\n\n")
     text += "".join(f"*{k}*: {v[1]}. " for k, v in MEASURES.items())
     text += ("Mean ± sd over seeds; a cell whose accuracy curve (evaluated every "
              f"{run.get('eval_every')} rounds) still moves by more than 1 point over the last 10 % of rounds says so."
