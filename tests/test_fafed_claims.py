@@ -238,3 +238,18 @@ def test_committed_verdicts_recompute_from_the_seed_table(artefact):
         md = (ROOT / "reports" / "fafed" / "fig2.md").read_text()
         assert md.count("| Figure 2, ") == 3 and md.count("| supplementary figure, ") == 6
         assert all("on 1 distinct dataset" in c["text"] for c in meta["claims_detail"])
+
+
+def test_final_loss_claims_are_not_decided_on_curves_still_moving():
+    """A final-value comparison on a loss curve still moving at its last round is unknown (not converged): Figure 2's
+    better numbers stop confirming F2.1 when FedAvg's low-heterogeneity curve is still falling; F2.3 (the early
+    fluctuation) is not a final value and stays confirmed."""
+    st = settings(fig2)
+    conv = {("mnist", "low", "FedAvg"): ("still falling", -0.03), ("mnist", "low", "FAFED"): ("flat", 0.0)}
+    got = fig2.claims(_image_runs(0.2, rise=0.0), ORDER, st, conv)
+    by = {c.id: c for c in got}
+    assert by["F2.1"].status == C.INCONCLUSIVE and by["F2.2"].status == C.CONFIRMED
+    assert by["F2.3"].status == C.CONFIRMED
+    unknown = [cmp for cmp in by["F2.1"].comparisons if cmp["outcome"] == "unknown"]
+    assert [cmp["b"]["method"] for cmp in unknown] == ["FedAvg"]
+    assert fig1.claims(_lm_runs(4.6), ORDER, "toy", {"FedAvg": ("still falling", -0.1)})[0].status == C.INCONCLUSIVE

@@ -77,6 +77,8 @@ def claims(runs: pd.DataFrame, order: Sequence[str], data: str,
 
     out = []
     tail = f"mean training loss of the last {K.TAIL} rounds"
+    moving = {(m, data): f"{st} ({change:+.3g} over the last 10 % of rounds)" for m, (st, change) in conv.items()
+              if st.startswith("still")}     # a final-loss comparison on a still-moving curve: unknown
     if "FAFED" in order:
         rivals = [m for m in order if m != "FAFED"]
         comps = [K.lower(sd("FAFED", "final_loss"), sd(m, "final_loss"), data, margin=D.LM_LOSS_MARGIN)
@@ -84,7 +86,7 @@ def claims(runs: pd.DataFrame, order: Sequence[str], data: str,
         out.append(C.judge("F1.1", f"FAFED's training loss is below every baseline's at the end of training ({data})",
                            P.CLAIMS["fig1_best"][1], comps, quote=P.CLAIMS["fig1_best"][0],
                            rule=f"{C.RULE_TEXT}; compared: the {tail}, lower is better",
-                           notes=[note(order)], design=D.design("F1.1")))
+                           notes=[note(order)], design=D.design("F1.1"), not_converged=moving))
     if {"FAFED", "FedAdam"} <= set(order):
         comps = [K.lower(sd("FAFED", "fluctuation"), sd("FedAdam", "fluctuation"), data, margin=D.FLUCT_MARGIN)]
         out.append(C.judge("F1.2", f"FedAdam fluctuates more than FAFED at the beginning of training ({data})",
@@ -99,7 +101,8 @@ def claims(runs: pd.DataFrame, order: Sequence[str], data: str,
                            f"({data})", P.CLAIMS["fig1_fedams_worse"][1], comps,
                            quote=P.CLAIMS["fig1_fedams_worse"][0],
                            rule=f"{C.RULE_TEXT}; compared: the {tail}, lower is better ('better' = FedAMS is above)",
-                           notes=[note(["FAFED", "FedAdam", "FedAMS"])], design=D.design("F1.3")))
+                           notes=[note(["FAFED", "FedAdam", "FedAMS"])], design=D.design("F1.3"),
+                           not_converged=moving))
     return out
 
 

@@ -137,6 +137,13 @@ def _moving(conv, settings, levels, methods) -> str:
     return K.moving_note(cells, "loss curve")
 
 
+def _unconverged(conv, settings) -> dict:
+    """{(method, setting): why} for the loss curves still moving at their last round: a final-loss comparison on such a
+    cell is "unknown (not converged)" (claims.judge, not_converged)."""
+    return {(m, _setting(settings, row, lv)): f"{st} ({change:+.3g} over the last 10 % of rounds)"
+            for (row, lv, m), (st, change) in conv.items() if st.startswith("still") and row in settings["rows"]}
+
+
 def claims(runs: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any],
            conv: Mapping[tuple, tuple[str, float]] | None = None) -> list[C.Claim]:
     """F2.1 (Figure 2, low), F2.2 (the supplementary figures, moderate and high), F2.3 (fluctuation): FAFED against
@@ -151,13 +158,15 @@ def claims(runs: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any]
     out = [C.judge("F2.1", f"FAFED's training loss is below every baseline's at the end of training, low heterogeneity "
                    f"(Figure 2), {where}", "Figure 2 (§Image Classification Tasks)",
                    _beats(runs, settings, cap, ["low"], "final_loss", rivals), quote=P.CLAIMS["fig2_best"][0],
-                   rule=rule, notes=[_moving(conv, settings, ["low"], order)], design=D.design("F2.1")),
+                   rule=rule, notes=[_moving(conv, settings, ["low"], order)], design=D.design("F2.1"),
+                   not_converged=_unconverged(conv, settings)),
            C.judge("F2.2", f"FAFED's training loss is below every baseline's at the end of training, moderate and high "
                    f"heterogeneity (the supplementary figures), {where}",
                    "§Image Classification Tasks (supplementary figures)",
                    _beats(runs, settings, cap, ["moderate", "high"], "final_loss", rivals),
                    quote=P.CLAIMS["fig2_best"][0], rule=rule,
-                   notes=[_moving(conv, settings, ["moderate", "high"], order)], design=D.design("F2.2"))]
+                   notes=[_moving(conv, settings, ["moderate", "high"], order)], design=D.design("F2.2"),
+                   not_converged=_unconverged(conv, settings))]
     adaptive = [m for m in ("FedAdam", "FedAMS") if m in order]
     if adaptive:
         out.append(C.judge(
