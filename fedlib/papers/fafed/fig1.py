@@ -139,7 +139,8 @@ def first_round(runs: pd.DataFrame, settings: Mapping[str, Any]) -> str:
         f"**Reading run here: ρ = {rho}, η = ρh̄ = {eta}.** The paper prints both ρ = 0.01 and ρh̄ = 1, and its Figure 1 "
         "starts FAFED with the other curves; on the clipped LSTMs we ran (both widths) the two do not hold "
         "together, so we keep ρh̄ = 1 and take ρ = 0.1, the authors' scripts' default and the direction of Remark 3 "
-        "(\"ρ = O(1)\"): it caps FAFED's first-round step at η/ρ = 10, the baselines' step. Round 1 here: " + here + ". **Alternative** (ρ = 0.01 as "
+        "(\"ρ = O(1)\"): it caps FAFED's first-round step "
+        "at η/ρ = 10, the baselines' step. Round 1 here: " + here + ". **Alternative** (ρ = 0.01 as "
         "printed): round 1 8.861 ± 0.268 on seeds 0–4 against 5.601 for the baselines (the reports before this "
         "change); its pilot-seed numbers are in [docs/claims/fafed.md](../../docs/claims/fafed.md).\n\n")
 
