@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from fedlib.papers.fafed import common as K
+from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import fig1, fig2
 from fedlib.papers.fafed import reference as P
 from fedlib.reporting import claims as C
@@ -118,8 +119,9 @@ def test_default_formats_are_lower_case_for_exponents_and_infinities():
     assert K.above(x, b, "lab").text == "lab: x 1.5e+07 vs bound 2.5e-07 (exact values)"
     never = K.side("A", "t", "m", {0: 1.0, 1: math.inf, 2: 1.2}, cap=math.inf)
     fine = K.side("B", "t", "m", {0: 2.0, 1: 2.1, 2: 2.2})
-    assert K.lower(fine, never, "l").text == "l: B 2.100 vs A >inf (2/3 reached); Δ = -inf [nan, nan] (n = 3)"
-    assert K.higher(fine, never, "l").text == "l: B 2.1 vs A >inf (2/3 reached); Δ = -inf [nan, nan] (n = 3)"
+    # a metric without a default margin ("m") needs one; no interval: no δ printed
+    assert K.lower(fine, never, "l", margin=0.1).text == "l: B 2.100 vs A >inf (2/3 reached); Δ = -inf [nan, nan] (n = 3)"
+    assert K.higher(fine, never, "l", margin=0.1).text == "l: B 2.1 vs A >inf (2/3 reached); Δ = -inf [nan, nan] (n = 3)"
 
 
 def test_not_testable_drops_only_the_no_comparisons_line():
@@ -149,7 +151,7 @@ def _view(claims):
 
 RULE = C.RULE_TEXT
 FINAL = "training loss, mean of the last 3 rounds"
-RISE = "early fluctuation (Σ of upward moves of the loss, first half of the rounds)"
+RISE = "early fluctuation (RMS of the loss about its cubic trend, first half of the rounds)"
 MOVING = ("convergence: 2 of 3 loss curves the claim reads are still moving at the last round (change over the last "
           "10 % of rounds): FedAdam falling (-0.020); FedAMS rising (+0.030) — their order may still change")
 FLAT = ("convergence: every loss curve the claim reads is flat at the last round (change over the last 10 % of "
@@ -166,13 +168,13 @@ def _lm_runs(final=None, rise=None, seeds=(0, 1, 2), jitter=(0.0, 0.004, -0.003)
     FedAdam's seed 1 early fluctuation is infinite: each is censored at its own column's cap."""
     final = final or {"FedAvg": 5.0, "FedAdam": 4.8, "FedAMS": 5.2, "FAFED": 4.6}
     rise = rise or {"FedAvg": 0.1, "FedAdam": 0.3, "FedAMS": 0.2, "FAFED": 0.05}
-    rows = [{"method": m, "seed": s, "final_loss": final[m] + j, "early_rise": rise[m] + j}
+    rows = [{"method": m, "seed": s, "final_loss": final[m] + j, "fluctuation": rise[m] + j}
             for m in LM_ORDER for s, j in zip(seeds, jitter)]
     runs = pd.DataFrame(rows)
     if not diverge:
         return runs
     runs.loc[(runs.method == "FedAvg") & (runs.seed == 2), "final_loss"] = math.inf
-    runs.loc[(runs.method == "FedAdam") & (runs.seed == 1), "early_rise"] = math.inf
+    runs.loc[(runs.method == "FedAdam") & (runs.seed == 1), "fluctuation"] = math.inf
     return runs
 
 
@@ -184,10 +186,12 @@ def test_figure1_claims_in_full():
                  "source": src, "status": C.CONFIRMED, "kind": "sentence", "quote": P.CLAIMS["fig1_best"][0],
                  "evidence": [
                      "better: toy: FAFED 4.600 vs FedAvg >5.204 (2/3 reached); Δ = -0.469 [-0.766, -0.172] (n = 3), "
-                     "Holm p = 0.021",
-                     "better: toy: FAFED 4.600 vs FedAdam 4.800; Δ = -0.200 [-0.200, -0.200] (n = 3), Holm p = 0",
-                     "better: toy: FAFED 4.600 vs FedAMS 5.200; Δ = -0.600 [-0.600, -0.600] (n = 3), Holm p = 0",
-                     MOVING],
+                     "Holm p = 0.021, δ = 0.050",
+                     "better: toy: FAFED 4.600 vs FedAdam 4.800; Δ = -0.200 [-0.200, -0.200] (n = 3), Holm p = 0, "
+                     "δ = 0.050",
+                     "better: toy: FAFED 4.600 vs FedAMS 5.200; Δ = -0.600 [-0.600, -0.600] (n = 3), Holm p = 0, "
+                     "δ = 0.050",
+                     C.design_line(D.design("F1.1"), 3), MOVING],
                  "rule": RULE + "; compared: the mean training loss of the last 3 rounds, lower is better",
                  "sides": [("FAFED", FINAL, None, "FedAvg", FINAL, 5.204, False),
                            ("FAFED", FINAL, None, "FedAdam", FINAL, None, False),
@@ -196,16 +200,18 @@ def test_figure1_claims_in_full():
                  "source": src, "status": C.CONFIRMED, "kind": "sentence",
                  "quote": P.CLAIMS["fig1_fedadam_fluctuation"][0],
                  "evidence": ["better: toy: FAFED 0.050 vs FedAdam >0.3 (2/3 reached); Δ = -0.249 [-0.254, -0.243] "
-                              "(n = 3), Holm p = 2.87e-05"],
+                              "(n = 3), Holm p = 2.87e-05, δ = 0.010", C.design_line(D.design("F1.2"), 3)],
                  "rule": RULE + f"; compared: the {RISE}, lower is better (FAFED first: 'better' = FAFED fluctuates "
                                 "less than FedAdam)",
                  "sides": [("FAFED", RISE, None, "FedAdam", RISE, 0.3, False)]},
         "F1.3": {"text": "FedAMS's training loss is above FAFED's and FedAdam's at the end of training (toy)",
                  "source": src, "status": C.CONFIRMED, "kind": "sentence", "quote": P.CLAIMS["fig1_fedams_worse"][0],
                  "evidence": [
-                     "better: toy: FAFED 4.600 vs FedAMS 5.200; Δ = -0.600 [-0.600, -0.600] (n = 3), Holm p = 0",
-                     "better: toy: FedAdam 4.800 vs FedAMS 5.200; Δ = -0.400 [-0.400, -0.400] (n = 3), Holm p = 0",
-                     MOVING],
+                     "better: toy: FAFED 4.600 vs FedAMS 5.200; Δ = -0.600 [-0.600, -0.600] (n = 3), Holm p = 0, "
+                     "δ = 0.050",
+                     "better: toy: FedAdam 4.800 vs FedAMS 5.200; Δ = -0.400 [-0.400, -0.400] (n = 3), Holm p = 0, "
+                     "δ = 0.050",
+                     C.design_line(D.design("F1.3"), 3), MOVING],
                  "rule": RULE + "; compared: the mean training loss of the last 3 rounds, lower is better ('better' "
                                 "= FedAMS is above)",
                  "sides": [("FAFED", FINAL, None, "FedAMS", FINAL, None, False),
@@ -223,11 +229,12 @@ def test_figure1_mirrored_numbers_refute_every_claim():
     assert all(e == FLAT for c in mirrored for e in c.evidence if e.startswith("convergence"))
 
 
-def test_figure1_equal_numbers_are_inconclusive():
+def test_figure1_equal_numbers_are_equivalent_where_the_runs_allow():
+    """Equal losses: equivalent at δ (TOST); FedAdam's fluctuation censored on one seed: no interval, inconclusive."""
     same = {m: 5.0 for m in LM_ORDER}
     tied = fig1.claims(_lm_runs(final=same, rise={m: 0.1 for m in LM_ORDER}), LM_ORDER, "toy")
-    assert {c.id: c.status for c in tied} == {"F1.1": C.INCONCLUSIVE, "F1.2": C.INCONCLUSIVE,
-                                              "F1.3": C.INCONCLUSIVE}
+    assert {c.id: c.status for c in tied} == {"F1.1": C.EQUIVALENT, "F1.2": C.INCONCLUSIVE,
+                                              "F1.3": C.EQUIVALENT}
 
 
 @pytest.mark.parametrize("order, ids", [(["FedAvg", "FAFED"], ["F1.1"]), (["FedAdam", "FAFED"], ["F1.1", "F1.2"]),
@@ -263,11 +270,11 @@ def _img_runs(final=None, rise=None, diverge=True, seeds=(0, 1, 2), jitter=(0.0,
     final = final or {"FedAvg": 0.5, "FedAdam": 0.4, "FedAMS": 0.45, "FAFED": 0.3}
     rise = rise or {"FedAvg": 0.1, "FedAdam": 0.3, "FedAMS": 0.2, "FAFED": 0.05}
     runs = pd.DataFrame([{"row": "mnist", "level": lv, "method": m, "seed": s, "final_loss": final[m] + sh + j,
-                          "early_rise": rise[m] + sh + j}
+                          "fluctuation": rise[m] + sh + j}
                          for lv, sh in LEVEL_SHIFT.items() for m in IMG_ORDER for s, j in zip(seeds, jitter)])
     if diverge:
         runs.loc[(runs.method == "FedAvg") & (runs.seed == 2) & (runs.level == "low"), "final_loss"] = math.inf
-        runs.loc[(runs.method == "FedAdam") & (runs.seed == 1) & (runs.level == "high"), "early_rise"] = math.inf
+        runs.loc[(runs.method == "FedAdam") & (runs.seed == 1) & (runs.level == "high"), "fluctuation"] = math.inf
     return runs
 
 
@@ -280,7 +287,7 @@ def test_figure2_claims_in_full():
             ("mnist", "low", "FAFED"): ("flat", 0.0), ("other", "low", "FedAvg"): ("rising", 1.0),
             ("mnist", "moderate", "FedAvg"): ("rising", 0.05)}
     runs = _img_runs()
-    other = runs.assign(row="other", final_loss=runs["final_loss"] / 2, early_rise=runs["early_rise"] / 2)
+    other = runs.assign(row="other", final_loss=runs["final_loss"] / 2, fluctuation=runs["fluctuation"] / 2)
     claims = fig2.claims(pd.concat([runs, other.replace(math.inf, 0.0)], ignore_index=True), IMG_ORDER,
                          _fig2_settings(), conv)          # a row the settings do not list: never compared
     assert [[(cm["a"]["setting"], cm["b"]["setting"]) for cm in c.comparisons] for c in claims] == [
@@ -289,26 +296,30 @@ def test_figure2_claims_in_full():
     got = _view(claims)
     rule = RULE + "; compared: each seed's training loss averaged over its last 3 rounds, lower is better"
     zero = "Holm p = 0"
-    f21 = [_ev("low", "0.300", "FedAvg >0.524 (2/3 reached)", "Δ = -0.209 [-0.248, -0.170] (n = 3), Holm p = 0.00185"),
-           _ev("low", "0.300", "FedAdam 0.400", f"Δ = -0.100 [-0.100, -0.100] (n = 3), {zero}"),
-           _ev("low", "0.300", "FedAMS 0.450", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}"),
+    f21 = [_ev("low", "0.300", "FedAvg >0.524 (2/3 reached)", "Δ = -0.209 [-0.248, -0.170] (n = 3), Holm p = 0.00185, δ = 0.025"),
+           _ev("low", "0.300", "FedAdam 0.400", f"Δ = -0.100 [-0.100, -0.100] (n = 3), {zero}, δ = 0.020"),
+           _ev("low", "0.300", "FedAMS 0.450", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}, δ = 0.023"),
+           C.design_line(D.design("F2.1"), 3),
            "convergence: 1 of 2 loss curves the claim reads are still moving at the last round (change over the last "
            f"10 % of rounds): FedAdam ({DIG}, low heterogeneity) falling (-0.020) — their order may still change"]
-    f22 = [_ev(lv, a, b, f"Δ = {d} [{d}, {d}] (n = 3), Holm p = {p}")
+    # δ = 5 % of the larger of the two means (fedlib.reporting.effects), printed to three decimals
+    f22 = [_ev(lv, a, b, f"Δ = {d} [{d}, {d}] (n = 3), Holm p = {p}, δ = {0.05 * (fa + float(d[1:]) + 0.0):.3f}")
            for lv, fa in (("moderate", 0.31), ("high", 0.32))
            for a, b, d, p in ((f"{fa:.3f}", f"FedAvg {fa + 0.2:.3f}", "-0.200", "1.93e-32"),
                               (f"{fa:.3f}", f"FedAdam {fa + 0.1:.3f}", "-0.100", "0"),
                               (f"{fa:.3f}", f"FedAMS {fa + 0.15:.3f}", "-0.150", "0"))]
+    f22.append(C.design_line(D.design("F2.2"), 3))
     f22.append("convergence: 2 of 2 loss curves the claim reads are still moving at the last round (change over the "
                f"last 10 % of rounds): FedAvg ({DIG}, moderate heterogeneity) rising (+0.050); FedAMS ({DIG}, high "
                "heterogeneity) rising (+0.030) — their order may still change")
-    f23 = [_ev("low", "0.050", "FedAdam 0.300", f"Δ = -0.250 [-0.250, -0.250] (n = 3), {zero}"),
-           _ev("low", "0.050", "FedAMS 0.200", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}"),
-           _ev("moderate", "0.060", "FedAdam 0.310", f"Δ = -0.250 [-0.250, -0.250] (n = 3), {zero}"),
-           _ev("moderate", "0.060", "FedAMS 0.210", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}"),
+    f23 = [_ev("low", "0.050", "FedAdam 0.300", f"Δ = -0.250 [-0.250, -0.250] (n = 3), {zero}, δ = 0.010"),
+           _ev("low", "0.050", "FedAMS 0.200", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}, δ = 0.010"),
+           _ev("moderate", "0.060", "FedAdam 0.310", f"Δ = -0.250 [-0.250, -0.250] (n = 3), {zero}, δ = 0.010"),
+           _ev("moderate", "0.060", "FedAMS 0.210", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}, δ = 0.010"),
            _ev("high", "0.070", "FedAdam >0.32 (2/3 reached)",
-               "Δ = -0.249 [-0.254, -0.243] (n = 3), Holm p = 2.87e-05"),
-           _ev("high", "0.070", "FedAMS 0.220", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}")]
+               "Δ = -0.249 [-0.254, -0.243] (n = 3), Holm p = 2.87e-05, δ = 0.010"),
+           _ev("high", "0.070", "FedAMS 0.220", f"Δ = -0.150 [-0.150, -0.150] (n = 3), {zero}, δ = 0.010"),
+           C.design_line(D.design("F2.3"), 3)]
     rivals = ["FedAvg", "FedAdam", "FedAMS"]
     assert got == {
         "F2.1": {"text": "FAFED's training loss is below every baseline's at the end of training, low heterogeneity "
@@ -341,8 +352,8 @@ def test_figure2_mirrored_numbers_refute_and_equal_numbers_are_inconclusive():
     assert [e for e in worse[0].evidence if e.startswith("convergence")] == [FLAT]
     tied = fig2.claims(_img_runs(final={m: 0.3 for m in IMG_ORDER}, rise={m: 0.1 for m in IMG_ORDER},
                                  diverge=False), IMG_ORDER, st)
-    assert {c.id: c.status for c in tied} == {"F2.1": C.INCONCLUSIVE, "F2.2": C.INCONCLUSIVE,
-                                              "F2.3": C.INCONCLUSIVE}
+    assert {c.id: c.status for c in tied} == {"F2.1": C.EQUIVALENT, "F2.2": C.EQUIVALENT,   # no gap: TOST at δ
+                                              "F2.3": C.EQUIVALENT}
 
 
 @pytest.mark.parametrize("order, ids, f23_rivals", [
@@ -394,26 +405,24 @@ def test_accuracy_claims_in_full():
     assert (a1.id, a1.status, a1.source, a1.quote) == ("A.1", C.CONFIRMED, src, P.CLAIMS["acc_best"][0])
     assert a1.text == ("FAFED's test accuracy is at least every baseline's in every heterogeneity setting "
                        f"({where}, the authors' local measure)")
-    assert a1.rule == RULE + (
-        "; read as FAFED ≥ every baseline (the spec's reading), higher accuracy is better: a significant deficit "
-        "refutes it, a significant lead on every comparison confirms it, and ties leave it inconclusive (5 seeds "
-        "cannot tell ≥ from < within the seed-to-seed spread)")
-    d3 = "Δ = 3.0 [3.0, 3.0] (n = 3), Holm p = 0"
+    assert a1.aggregate == "no_gain" and a1.rule == RULE + (
+        "; read as FAFED ≥ every baseline (the spec's reading) at δ = 1 pp, i.e. no baseline more accurate than "
+        "FAFED by δ: confirmed when every comparison excludes a baseline lead of δ (non-inferiority), refuted when a "
+        "baseline leads by at least δ, inconclusive otherwise")
+    d3, d1 = "Δ = -3.0 [-3.0, -3.0] (n = 3), Holm p = 0, δ = 1.0", "Δ = 1.0 [1.0, 1.0] (n = 3), Holm p = 0, δ = 1.0"
     assert a1.evidence == [
-        f"better: {DIG}, low, local accuracy (%): FAFED 83.0 vs FedAvg 80.0; {d3}",
-        f"better: {DIG}, moderate, local accuracy (%): FAFED 81.0 vs FedAvg 78.0; {d3}",
-        f"better: {DIG}, high, local accuracy (%): FAFED 78.0 vs FedAvg 75.0; {d3}",
-        moving,
-        f"(global model, for information) worse: {DIG}, low, global accuracy (%): FAFED 69.0 vs FedAvg 70.0; "
-        "Δ = -1.0 [-1.0, -1.0] (n = 3), Holm p = 0",
-        f"(global model, for information) worse: {DIG}, moderate, global accuracy (%): FAFED 67.0 vs FedAvg 68.0; "
-        "Δ = -1.0 [-1.0, -1.0] (n = 3), Holm p = 0",
-        f"(global model, for information) worse: {DIG}, high, global accuracy (%): FAFED 64.0 vs FedAvg 65.0; "
-        "Δ = -1.0 [-1.0, -1.0] (n = 3), Holm p = 0"]
+        f"worse: {DIG}, low, local accuracy (%): FedAvg 80.0 vs FAFED 83.0; {d3}",
+        f"worse: {DIG}, moderate, local accuracy (%): FedAvg 78.0 vs FAFED 81.0; {d3}",
+        f"worse: {DIG}, high, local accuracy (%): FedAvg 75.0 vs FAFED 78.0; {d3}",
+        C.design_line(D.design("A.1"), 3), moving,
+        f"(global model, for information) better: {DIG}, low, global accuracy (%): FedAvg 70.0 vs FAFED 69.0; {d1}",
+        f"(global model, for information) better: {DIG}, moderate, global accuracy (%): FedAvg 68.0 vs FAFED 67.0; "
+        f"{d1}",
+        f"(global model, for information) better: {DIG}, high, global accuracy (%): FedAvg 65.0 vs FAFED 64.0; {d1}"]
     metric = "local test accuracy (%), last round"
     assert [(c["a"]["method"], c["a"]["setting"], c["a"]["metric"], c["b"]["method"], c["b"]["setting"],
              c["higher_is_better"]) for c in a1.comparisons] == [
-        ("FAFED", f"{DIG}, {lv} heterogeneity", metric, "FedAvg", f"{DIG}, {lv} heterogeneity", True)
+        ("FedAvg", f"{DIG}, {lv} heterogeneity", metric, "FAFED", f"{DIG}, {lv} heterogeneity", True)
         for lv in ("low", "moderate", "high")]
     assert (a3.id, a3.status, a3.source, a3.quote) == ("A.3", C.CONFIRMED, src, P.CLAIMS["acc_falls"][0])
     assert a3.text == ("Every method's test accuracy falls from low to moderate and from moderate to high "
@@ -425,9 +434,10 @@ def test_accuracy_claims_in_full():
                                                                        67.0, 64.0, 3)]
     assert a3.evidence == [
         f"better: {DIG}, {m}, {lo} → {hi}, local accuracy (%): {m} ({lo}) {a:.1f} vs {m} ({hi}) {b:.1f}; "
-        f"Δ = {d:.1f} [{d:.1f}, {d:.1f}] (n = 3), Holm p = 0" for m, lo, hi, a, b, _, _, d in steps] + [moving] + [
+        f"Δ = {d:.1f} [{d:.1f}, {d:.1f}] (n = 3), Holm p = 0, δ = 1.0" for m, lo, hi, a, b, _, _, d in steps] + [
+        C.design_line(D.design("A.3"), 3), moving] + [
         f"(global model, for information) better: {DIG}, {m}, {lo} → {hi}, global accuracy (%): {m} ({lo}) {ga:.1f} "
-        f"vs {m} ({hi}) {gb:.1f}; Δ = {d:.1f} [{d:.1f}, {d:.1f}] (n = 3), Holm p = 0"
+        f"vs {m} ({hi}) {gb:.1f}; Δ = {d:.1f} [{d:.1f}, {d:.1f}] (n = 3), Holm p = 0, δ = 1.0"
         for m, lo, hi, _, _, ga, gb, d in steps]
     assert [(c["a"]["method"], c["a"]["setting"], c["b"]["method"], c["b"]["setting"], c["higher_is_better"])
             for c in a3.comparisons] == [
@@ -442,7 +452,7 @@ def test_accuracy_claims_mirrored_and_without_fafed():
     worse = FA.claims(_acc_frame({"FedAvg": 83.0, "FAFED": 80.0}, {"FedAvg": 70.0, "FAFED": 69.0}),
                       ["FedAvg", "FAFED"], st)
     assert worse[0].status == C.REFUTED
-    assert worse[0].evidence[3] == ("convergence: every local-accuracy curve the claim reads is flat at the last "
+    assert worse[0].evidence[4] == ("convergence: every local-accuracy curve the claim reads is flat at the last "
                                     "round (change over the last 10 % of rounds within 1 %)")
     only = FA.claims(_acc_frame({"FedAvg": 83.0, "FedAdam": 80.0}, {"FedAvg": 70.0, "FedAdam": 69.0}),
                      ["FedAvg", "FedAdam"], st)

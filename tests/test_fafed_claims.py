@@ -1,6 +1,6 @@
 """The FAFED claims on hand-made per-seed numbers: each artefact's claims function must say "better" (confirmed) for
-numbers that favour the paper, "worse" (refuted) for the mirrored numbers, and tie (not confirmed) for numbers exactly
-at the threshold; lower training loss and lower fluctuation are better; every verdict is recomputed from the per-seed
+numbers that favour the paper, "worse" (refuted) for the mirrored numbers, and equivalent or refuted at δ for equal
+numbers (rule v2); lower training loss and lower fluctuation are better; every verdict is recomputed from the per-seed
 table alone."""
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_lower_is_better_and_its_mirror():
     high = K.side("B", "toy", "loss", {s: 1.1 + j for s, j in zip(SEEDS, JITTER)})
     assert K.lower(low, high, "toy").outcome == "better"
     assert K.lower(high, low, "toy").outcome == "worse"
-    assert K.lower(low, low, "toy").outcome == "tie"                     # exactly at the threshold: no difference
+    assert K.lower(low, low, "toy").outcome == "equivalent"              # no difference: inside ±δ (5 % of 1.0)
     assert K.higher(high, low, "toy").outcome == "better"                # accuracy: higher is better
 
 
@@ -87,7 +87,7 @@ def _lm_runs(fafed_loss: float, fedadam_rise: float = 0.3) -> pd.DataFrame:
                     ("FAFED", fafed_loss)):
         for s, j in zip(SEEDS, JITTER):
             rows.append({"method": m, "seed": s, "final_loss": base + j,
-                         "early_rise": (fedadam_rise if m == "FedAdam" else 0.05) + j})
+                         "fluctuation": (fedadam_rise if m == "FedAdam" else 0.05) + j})
     return pd.DataFrame(rows)
 
 
@@ -99,7 +99,8 @@ def test_figure1_claims_better_mirrored_and_at_the_threshold():
     bad = {c.id: c.status for c in fig1.claims(_lm_runs(5.3, fedadam_rise=0.0), ORDER, "toy")}
     assert bad == {"F1.1": C.REFUTED, "F1.2": C.REFUTED, "F1.3": C.REFUTED}      # FAFED above FedAMS: F1.3 worse
     tied = {c.id: c.status for c in fig1.claims(_lm_runs(4.7, fedadam_rise=0.05), ORDER, "toy")}
-    assert tied["F1.1"] == C.INCONCLUSIVE and tied["F1.2"] == C.INCONCLUSIVE   # equal to FedAvg on every seed
+    # equal to FedAvg on every seed: a gain of δ is excluded (refuted); the same fluctuation: equivalent at δ
+    assert tied["F1.1"] == C.REFUTED and tied["F1.2"] == C.EQUIVALENT
 
 
 # ---------------------------------------------------------------------------------------------- Figure 2
@@ -110,7 +111,7 @@ def _image_runs(fafed: float, rise: float = 0.0, level_only: str | None = None) 
             base = 0.3 if m != "FAFED" or (level_only and lv != level_only) else fafed
             for s, j in zip(SEEDS, JITTER):
                 rows.append({"row": "mnist", "level": lv, "method": m, "seed": s, "final_loss": base + j,
-                             "early_rise": (rise if m == "FAFED" else 0.1) + j})
+                             "fluctuation": (rise if m == "FAFED" else 0.1) + j})
     return pd.DataFrame(rows)
 
 
@@ -123,10 +124,10 @@ def test_figure2_claims_declare_lower_is_better():
     mirrored = {c.id: c.status for c in fig2.claims(_image_runs(0.4, rise=0.2), ORDER, st)}
     assert mirrored == {"F2.1": C.REFUTED, "F2.2": C.REFUTED, "F2.3": C.REFUTED}
     at = {c.id: c.status for c in fig2.claims(_image_runs(0.3, rise=0.1), ORDER, st)}
-    assert at == {"F2.1": C.INCONCLUSIVE, "F2.2": C.INCONCLUSIVE, "F2.3": C.INCONCLUSIVE}
+    assert at == {"F2.1": C.EQUIVALENT, "F2.2": C.EQUIVALENT, "F2.3": C.EQUIVALENT}      # no difference: TOST at δ
     # Figure 2 alone (low) better, the supplementary settings not: F2.1 and F2.2 are distinct evidence
     split = {c.id: c.status for c in fig2.claims(_image_runs(0.2, level_only="low"), ORDER, st)}
-    assert split["F2.1"] == C.CONFIRMED and split["F2.2"] == C.INCONCLUSIVE
+    assert split["F2.1"] == C.CONFIRMED and split["F2.2"] == C.EQUIVALENT
 
 
 def test_figure2_counts_distinct_datasets_and_lists_every_paper_panel():
@@ -163,13 +164,13 @@ def test_accuracy_claims_at_least_and_the_fall():
     assert {c.id: c.status for c in good} == {"A.1": C.CONFIRMED, "A.3": C.CONFIRMED}
     assert recomputed(good) == {c.id: c.status for c in good}
     equal = {c.id: c.status for c in fmnist_accuracy.claims(_accuracies(0.0), order, st)}
-    assert equal["A.1"] == C.INCONCLUSIVE         # exactly at the threshold: a tie cannot tell ≥ from <
+    assert equal["A.1"] == C.CONFIRMED            # no difference: no baseline leads by δ = 1 pp (non-inferiority)
     below = {c.id: c.status for c in fmnist_accuracy.claims(_accuracies(-1.0), order, st)}
     assert below["A.1"] == C.REFUTED
     rises = {c.id: c.status for c in fmnist_accuracy.claims(_accuracies(0.0, (10.0, 2.0, 0.0)), order, st)}
     assert rises["A.3"] == C.REFUTED
     flat = {c.id: c.status for c in fmnist_accuracy.claims(_accuracies(0.0, (0.0, 0.0, 10.0)), order, st)}
-    assert flat["A.3"] == C.INCONCLUSIVE          # low = moderate exactly: the first step is a tie
+    assert flat["A.3"] == C.REFUTED               # low = moderate exactly: a fall of δ is excluded
     # one sentence, one verdict: the global measure is printed for information, never counted
     assert all(c.comparisons and all("local" in cmp["a"]["metric"] for cmp in c.comparisons) for c in good)
     assert any(e.startswith("(global model, for information)") for e in good[0].evidence)
@@ -237,3 +238,18 @@ def test_committed_verdicts_recompute_from_the_seed_table(artefact):
         md = (ROOT / "reports" / "fafed" / "fig2.md").read_text()
         assert md.count("| Figure 2, ") == 3 and md.count("| supplementary figure, ") == 6
         assert all("on 1 distinct dataset" in c["text"] for c in meta["claims_detail"])
+
+
+def test_final_loss_claims_are_not_decided_on_curves_still_moving():
+    """A final-value comparison on a loss curve still moving at its last round is unknown (not converged): Figure 2's
+    better numbers stop confirming F2.1 when FedAvg's low-heterogeneity curve is still falling; F2.3 (the early
+    fluctuation) is not a final value and stays confirmed."""
+    st = settings(fig2)
+    conv = {("mnist", "low", "FedAvg"): ("still falling", -0.03), ("mnist", "low", "FAFED"): ("flat", 0.0)}
+    got = fig2.claims(_image_runs(0.2, rise=0.0), ORDER, st, conv)
+    by = {c.id: c for c in got}
+    assert by["F2.1"].status == C.INCONCLUSIVE and by["F2.2"].status == C.CONFIRMED
+    assert by["F2.3"].status == C.CONFIRMED
+    unknown = [cmp for cmp in by["F2.1"].comparisons if cmp["outcome"] == "unknown"]
+    assert [cmp["b"]["method"] for cmp in unknown] == ["FedAvg"]
+    assert fig1.claims(_lm_runs(4.6), ORDER, "toy", {"FedAvg": ("still falling", -0.1)})[0].status == C.INCONCLUSIVE

@@ -53,7 +53,8 @@ def test_paper_profile_settings():
     assert lm["lr"] == {"fedavg": 10.0, "scaffold": 10.0, "stem": 20.0, "fedopt_adam": 10.0, "fedams": 10.0,
                         "fafed": 1.0}
     assert lm["server_lr"] == {"scaffold": 1.0, "fedopt_adam": 0.03, "fedams": 0.03}
-    assert lm["hparams"]["fafed"]["fafed_rho"] == 0.01 and lm["datasets"]["wikitext2"]["model"] == "lstm_wt2"
+    # ρ = 0.1, not the printed 0.01: the first-round reading (docs/papers/fafed.md, A4), at the paper's width too
+    assert lm["hparams"]["fafed"]["fafed_rho"] == 0.1 and lm["datasets"]["wikitext2"]["model"] == "lstm_wt2"
     img = settings(fig2, "paper")
     assert img["rows"] == ["mnist", "fashion_mnist", "cifar10"] and img["run"]["n_clients"] == 20
     models = {r: e["model"] for r, e in img["datasets"].items()}

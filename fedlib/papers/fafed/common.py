@@ -30,6 +30,7 @@ COLORS = {"FedAvg": "#7f7f7f", "SCAFFOLD": "#bcbd22", "STEM": "#2ca02c", "FedAda
 STYLES = {"FedAvg": ("-", "s"), "SCAFFOLD": ("-.", "D"), "STEM": ("--", "o"), "FedAdam": (":", "^"),
           "FedAMS": ((0, (5, 1, 1, 1)), "v"), "FAFED": ("-", "*")}
 TAIL = 3            # "final" training loss = mean of the last TAIL rounds of a run
+FLUCTUATION = "early fluctuation (RMS of the loss about its cubic trend, first half of the rounds)"
 SCALE_TEXT = {
     "embedded": ("**Scale: embedded** — offline, CPU, small: stand-ins that ship with a package (CPython's pydoc "
                  "text for WikiText-2, sklearn's 8x8 digits for the image sets), small models, fewer rounds. "
@@ -140,14 +141,26 @@ def final_loss(record: dict, tail: int = TAIL) -> float:
     return float(np.mean(vals))
 
 
-def early_rise(record: dict, fraction: float = 0.5) -> float:
-    """Fluctuation at the beginning: the summed upward moves of the per-round training loss over the first
-    `fraction` of the rounds (0 for a loss that only falls)."""
+def early_fluctuation(record: dict, fraction: float = 0.5, least: int = 5) -> float:
+    """Fluctuation at the beginning, a measure either method can win (docs/claims/fafed.md, "Fluctuation"): over the
+    first `fraction` of the rounds (at least `least`), the root-mean-square of the per-round training loss's residuals
+    about its least-squares cubic in the round number (loss units). A smooth fall, however fast or curved, scores
+    near 0; a wiggle scores its size, so a curve that only falls can still fluctuate more than one that rises.
+    +inf for a diverged run."""
     vals = [r["train_loss"] for r in record["rounds"]]
-    vals = vals[: max(2, int(round(len(vals) * fraction)))]
-    if any(v is None or not math.isfinite(v) for v in vals):
+    return fluctuation(vals[: max(least, int(round(len(vals) * fraction)))])
+
+
+def fluctuation(values: Sequence[float]) -> float:
+    """RMS of the residuals of `values` about their least-squares cubic in t = 0, 1, ... (early_fluctuation)."""
+    vals = [math.inf if v is None else float(v) for v in values]
+    if any(not math.isfinite(v) for v in vals):
         return math.inf
-    return float(sum(max(0.0, b - a) for a, b in zip(vals[:-1], vals[1:])))
+    if len(vals) < 5:
+        raise ValueError(f"a fluctuation needs at least 5 rounds (a cubic has 4 coefficients), got {len(vals)}")
+    y = np.asarray(vals)
+    t = np.arange(len(y), dtype=float)
+    return float(np.sqrt(np.mean((y - np.polyval(np.polyfit(t, y, 3), t)) ** 2)))
 
 
 def mean_sd(values: Sequence[float] | Mapping[int, float], fmt: str = "{:.3f}") -> str:
@@ -191,14 +204,15 @@ def side(method: str, setting: str, metric: str, values: Mapping[int, float], ca
     return C.Side(method, setting, metric, vals, cap if any(v is None for v in vals.values()) else None)
 
 
-def lower(a: C.Side, b: C.Side, label: str, fmt: str = "{:.3f}") -> C.Comparison:
-    """a against b paired by seed where LOWER is better (a loss, a fluctuation): 'better' = a significantly lower."""
-    return C.paired(a, b, higher_is_better=False, label=label, fmt=fmt)
+def lower(a: C.Side, b: C.Side, label: str, fmt: str = "{:.3f}", margin: float | None = None) -> C.Comparison:
+    """a against b paired by seed where LOWER is better (a loss, a fluctuation): 'better' = a significantly lower.
+    `margin`: the claim's smallest effect of interest (None = the metric's default, fedlib.reporting.effects)."""
+    return C.paired(a, b, higher_is_better=False, label=label, fmt=fmt, margin=margin)
 
 
-def higher(a: C.Side, b: C.Side, label: str, fmt: str = "{:.1f}") -> C.Comparison:
+def higher(a: C.Side, b: C.Side, label: str, fmt: str = "{:.1f}", margin: float | None = None) -> C.Comparison:
     """a against b paired by seed where HIGHER is better (an accuracy)."""
-    return C.paired(a, b, higher_is_better=True, label=label, fmt=fmt)
+    return C.paired(a, b, higher_is_better=True, label=label, fmt=fmt, margin=margin)
 
 
 def below(a: C.Side, bound: C.Side, label: str, fmt: str = "{:.3g}") -> C.Comparison:

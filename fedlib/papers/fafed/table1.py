@@ -134,7 +134,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += "\n\n"
     text += ("### Complexities stated in the text but not in Table 1\n\n" + markdown_table(result["text"])
              + "\n\nTable 1 counts samples \"by all worker nodes\" (Õ(ε⁻³)); Remark 1's Õ(N⁻¹ε⁻³) is per worker: "
-               "both say linear speed-up (A15 in docs/papers/fafed.md).\n\n")
+               "both say linear speed-up (A15 in [docs/papers/fafed.md](../../docs/papers/fafed.md)).\n\n")
     pay = result["payloads"].drop(columns=["algorithm"])
     text += ("### Per-round payload, measured\n\nd-vectors a worker exchanges in one round (round 2; round 1 "
              "also carries the initial m̄_0, v̄_0 of STEM/FAFED), from the engine's bit accounting.\n\n"
