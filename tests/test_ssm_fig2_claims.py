@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-import pytest
 
 from fedlib.compress import MBIT
 from fedlib.papers.fedadam_ssm import fig2

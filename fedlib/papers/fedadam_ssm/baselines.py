@@ -12,7 +12,6 @@ scorecard can show it, and the verdicts per setting are its first evidence line.
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 

@@ -36,7 +36,7 @@ def model_size(dataset: str, model: str) -> int:
 def uplink_bits(cfg, d: int, rounds: int) -> float:
     """Cumulative uplink bits per device after `rounds` rounds of the configuration's algorithm (`cfg` a RunConfig,
     or any object with the fields its `round_bits` reads)."""
-    from fedlib.algorithms import ALGORITHMS     # here, not at the top: importing the paper package needs no torch
+    from fedlib.algorithms import ALGORITHMS  # here, not at the top: importing the paper package needs no torch
 
     bits = ALGORITHMS[cfg.algorithm].round_bits
     if bits is None:

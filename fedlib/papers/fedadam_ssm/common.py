@@ -88,7 +88,7 @@ def _ablation(value, where, block):
 
 def _own_hparams(alg: str, fields: Mapping[str, Any]) -> dict:
     """The fields that are `alg`'s own hyperparameters (e.g. 1-bit Adam's warmup_rounds)."""
-    from fedlib.algorithms import ALGORITHMS     # on first use: the registry loads torch
+    from fedlib.algorithms import ALGORITHMS  # on first use: the registry loads torch
     from fedlib.hparams import fields_of
 
     names = fields_of(ALGORITHMS[alg].hparams)

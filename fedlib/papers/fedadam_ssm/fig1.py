@@ -10,7 +10,6 @@ Also checks Proposition 1's condition (Remark 3) at the models' sizes (fedlib.pa
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fedlib.papers.fedadam_ssm import baselines, designs, observations, table1
 from fedlib.papers.fedadam_ssm import reference as P
-from fedlib.papers.fedadam_ssm import baselines, designs, table1
 from fedlib.papers.fedadam_ssm.budget import accuracy_at_budget, comm_to_target_mbit
 from fedlib.papers.fedadam_ssm.common import (
     NAMES,
@@ -194,15 +194,6 @@ def build_block(records: Sequence[dict], block: Mapping[str, Any]) -> dict:
 
 def every_record(result: dict) -> list[dict]:
     return result.get("every", result["records"])
-
-
-def shared_sections(claims_: Sequence[C.Claim], block: Mapping[str, Any]) -> str:
-    """Sections both comparison pages carry: the baselines' settings and the refuted claims' observations."""
-    from fedlib.papers.fedadam_ssm import observations
-
-    parts = [baselines.markdown(claims_, block),
-             observations.markdown(claims_, {"T1": "table1.md", "A9": "table1.md", "F2": "fig2.md"})]
-    return "\n\n".join(p for p in parts if p)
 
 
 def coincidences(acc: pd.DataFrame) -> list[dict]:
@@ -436,7 +427,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "VGG-11 entry is 5.9%; vs 1-bit Adam '15.2% ~ 36.5%' and vs Efficient Adam '14.5% ~ 39.6%' while the "
              "per-task minimum is 14.4%). The paper does not say at which uplink the improvements are read (A15).\n\n")
     both = table1.build(every_record(result), block)["claims"] + result["claims"]
-    text += shared_sections(both, block) + "\n\n"
+    text += observations.page_sections(both, block) + "\n\n"
     numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}/improvement_pp": r["improvement_pp"]
                for _, r in result["summary"].iterrows()}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,

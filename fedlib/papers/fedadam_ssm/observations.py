@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from fedlib.papers.fedadam_ssm import baselines
 from fedlib.reporting import claims as C
 from fedlib.reporting.tables import markdown_table
 
@@ -99,3 +100,10 @@ def by_method(claims: Sequence[C.Claim]) -> str:
                 ids.append(c.id)
     return "; ".join(f"{m} in {len(cells)} cell{'s' if len(cells) > 1 else ''} ({', '.join(ids)})"
                      for m, (cells, ids) in sorted(groups.items(), key=lambda kv: -len(kv[1][0])))
+
+
+def page_sections(claims_: Sequence[C.Claim], block: Mapping) -> str:
+    """Sections both comparison pages carry: the baselines' settings and the refuted claims' observations."""
+    parts = [baselines.markdown(claims_, block),
+             markdown(claims_, {"T1": "table1.md", "A9": "table1.md", "F2": "fig2.md"})]
+    return "\n\n".join(p for p in parts if p)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -32,7 +32,7 @@ def seeds_needed(diffs: Sequence[float], margin: float, *, power: float = 0.8, a
     """Seeds a paired two-sided t-test at level alpha/m needs to detect a mean difference of `margin` with the
     spread of the pilot's paired differences `diffs` (at least 2; 2 when the pilot differences do not vary)."""
     try:
-        from fedlib.reporting.stats import seeds_needed as rule_seeds_needed   # the decision rule's, when present
+        from fedlib.reporting.stats import seeds_needed as rule_seeds_needed  # the decision rule's, when present
         return int(rule_seeds_needed(list(diffs), margin, power=power, alpha=alpha, m=m))
     except ImportError:
         pass

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.papers.fedadam_ssm import ablation, baselines, designs, indexbits
+from fedlib.papers.fedadam_ssm import ablation, baselines, designs, indexbits, observations
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.budget import comm_to_target_mbit, model_size
 from fedlib.papers.fedadam_ssm.common import (
@@ -393,10 +393,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     if result.get("ablation"):
         text += ablation.markdown(result["ablation"], settings) + "\n\n"
     text += indexbits.markdown(settings, run_label, model_size) + "\n\n"
-    from fedlib.papers.fedadam_ssm import fig2          # here: fig2 imports this module
-
-    both = result["claims"] + fig2.build_block(result["records"], settings)["claims"]
-    text += fig2.shared_sections(both, settings) + "\n\n"
+    text += observations.page_sections(result["claims"], settings) + "\n\n"
+    text += ("Figure 2's claims read the same runs; the observations they share with these are listed with both "
+             "pages' claims on [fig2.md](fig2.md).\n\n")
     numbers = {f"{r['dist']}/{r['row']}/{r['algorithm']}{'/' + r['variant'] if r['variant'] else ''}/comm_mbit":
                r["mean"] for _, r in result["agg"].iterrows()}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,

@@ -16,7 +16,7 @@ VECTORS = ("dW", "dM", "dV")
 
 def measure_updates(cfg: dict, rounds: Sequence[int], device: int = 0) -> dict:
     """{"rounds": [...], "log10": {"dW": [array per round], ...}, "d": d} for cohort member `device`."""
-    import torch                                 # here, not at the top: the paper package imports without torch
+    import torch  # here, not at the top: the paper package imports without torch
 
     from fedlib.engine import Simulation, torch_threads
 
