@@ -62,6 +62,7 @@ def _child_fails(path: str, host: dict, code: str = CHILD) -> str:
 
 
 @needs_avx2
+@pytest.mark.slow
 def test_a_users_own_settings_are_kept_and_portable_runs_pinned_in_workers():
     """A user's MKL/ATen/oneDNN setting is never replaced: in that process `auto` runs natively on it, an explicit
     `cpu_path=portable` run is refused in one line naming it, and `run_many` runs portable configurations in fresh
@@ -86,6 +87,7 @@ def test_a_users_own_settings_are_kept_and_portable_runs_pinned_in_workers():
     assert old["capability"] == "DEFAULT" and old["path"] == "native"
 
 
+@pytest.mark.slow
 def test_an_unknown_cpu_path_switch_is_refused_in_one_line():
     line = _child_fails("fast", HOSTS["as is"])
     assert line.endswith("FEDLIB_CPU_PATH='fast' is not a CPU path (allowed: portable, native)")

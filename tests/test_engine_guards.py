@@ -57,6 +57,7 @@ def test_a_merged_calls_time_is_charged_to_the_runs_that_shared_it(monkeypatch):
     assert all(r["summary"]["wall_s"] >= calls * pause / 2 * 0.99 for r in records)   # its share, half each
 
 
+@pytest.mark.slow
 def test_lockstep_groups_through_the_process_pool_give_the_serial_records(tmp_path):
     """18 seeds on 2 workers: the pool's tail rule splits the last 10 into single tasks, and seeds 0-7 stay one
     group, computed side by side in one worker; every record is the one its configuration gives alone."""

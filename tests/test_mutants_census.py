@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -30,6 +32,7 @@ def test_a_module_without_tests_fails_the_tool(tmp_path):
     assert missing == ["fedlib/c.py", "fedlib/sub/__init__.py"]
 
 
+@pytest.mark.slow
 def test_the_census_command_lists_and_exits_zero():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "mutants.py"), "--census"], capture_output=True,
                          text=True, cwd=ROOT)
