@@ -812,7 +812,7 @@ def test_estimate_bad_input_is_exit_2(case, tmp_path, capsys, monkeypatch):
     args = ["estimate", "fadamgt_fig3", "--table-only"]
     words = {"params missing": [str(bad), "does not exist"], "params a directory": [str(bad), "is a directory"],
              "params not YAML": [str(bad), "not valid YAML"], "costs a directory": [str(bad), "is a directory"],
-             "costs truncated": [str(bad), "not valid JSON"], "costs not a table": [str(bad), "not a cost table"],
+             "costs truncated": [str(bad), "not valid JSON"], "costs not a table": [str(bad), "entry 0 is not an object"],
              "no params.yaml here": ["params.yaml does not exist", str(tmp_path)]}[case]
     if case == "params a directory" or case == "costs a directory":
         bad.mkdir()
