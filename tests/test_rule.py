@@ -251,3 +251,13 @@ def test_design_prints_needed_and_run_and_marks_underpowered():
     assert decided.label() == "✅ confirmed (8 needed / 5 run)"
     enough = C.judge("Z", "t", "s", [wide], design=C.Design("m", "r", "t", 1.0, 5))
     assert enough.status == C.INCONCLUSIVE and not enough.underpowered
+
+
+def test_seeds_needed_where_statsmodels_noncentral_t_gives_nan():
+    """A large standardised effect at a small alpha: statsmodels' power is NaN at n = 3 and 5 (its noncentral t far
+    in the tail), where the exact integral gives 0.468 and 0.999; the smallest n with 80 % power is 4."""
+    assert math.isnan(TTestPower().power(effect_size=5.0, nobs=3, alpha=0.05 / 6, alternative="two-sided"))
+    assert S._t_power(5.0, 3, 0.05 / 6) == pytest.approx(0.4678, abs=1e-4)
+    assert S._t_power(1.0, 5, 0.05) == pytest.approx(
+        TTestPower().power(effect_size=1.0, nobs=5, alpha=0.05, alternative="two-sided"), rel=1e-9)
+    assert S.seeds_needed([0.38, 0.37, 0.39], 0.05, m=6) == 4

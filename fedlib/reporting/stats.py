@@ -211,7 +211,36 @@ def seeds_needed(pilot_diffs: Sequence[float] | Mapping[int, float], margin: flo
     from statsmodels.stats.power import TTestPower  # imported here: only designs need it (1 s to import)
 
     test, effect = TTestPower(), margin / sd
-    if test.power(effect_size=effect, nobs=2, alpha=alpha / m, alternative="two-sided") >= power:
-        return 2                                     # (the root finder fails where two seeds already suffice)
-    n = test.solve_power(effect_size=effect, alpha=alpha / m, power=power, alternative="two-sided")
-    return max(2, math.ceil(float(n) - 1e-9))
+
+    def enough(n: int) -> bool:
+        value = test.power(effect_size=effect, nobs=n, alpha=alpha / m, alternative="two-sided")
+        if not math.isfinite(value):                 # its noncentral t gives NaN far in the tail: integrate instead
+            value = _t_power(effect, n, alpha / m)
+        return value >= power
+
+    # the smallest whole n with enough power, by doubling then bisection over TTestPower.power (its root finder,
+    # solve_power, returns NaN where the power curve is steep at few seeds, e.g. a large effect at a small alpha)
+    hi = 2
+    while not enough(hi):
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return max(2, hi)
+
+
+def _t_power(effect: float, n: int, alpha: float) -> float:
+    """Power of the two-sided one-sample t-test at standardised effect `effect` with n pairs, as the integral over
+    the chi-square of the variance estimate (what TTestPower computes with the noncentral t, where that is finite)."""
+    from scipy import integrate
+    from scipy import stats as st
+
+    df, nc = n - 1, effect * math.sqrt(n)
+    crit = float(st.t.ppf(1 - alpha / 2, df))
+
+    def at(v: float) -> float:
+        s = crit * math.sqrt(v / df)
+        return (float(st.norm.cdf(nc - s)) + float(st.norm.cdf(-nc - s))) * float(st.chi2.pdf(v, df))
+
+    return float(integrate.quad(at, 0, math.inf, limit=200)[0])
