@@ -136,7 +136,8 @@ def test_explore_notebook_frame_matches_its_run_records(tmp_path):
     papermill = pytest.importorskip("papermill")
     cache, csv = tmp_path / "cache", tmp_path / "frame.csv"
     overrides = {"rows": ["cifar10"], "algorithms": ["fedavg", "fedmim"], "seeds": [0, 1, 2],
-                 "datasets": {"cifar10": {"rounds": 4}}}
+                 "only": {"cifar10": {"dir0.3": ["fedavg", "fedmim"]}},   # every cell runs both methods
+                 "datasets": {"cifar10": {"rounds": 4, "eval_every": 1}}}
     out = tmp_path / "explore.executed.ipynb"
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "explore.ipynb"), str(out), kernel_name="python3", progress_bar=False,

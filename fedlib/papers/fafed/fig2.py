@@ -123,12 +123,18 @@ def _side(runs, settings, cap, row, level, method, col) -> C.Side:
 
 
 def _beats(runs, settings, cap, levels, col, rivals) -> list[C.Comparison]:
-    """FAFED against each rival, lower is better; the fluctuation at its declared margin, the loss at the default
-    (5 % of the larger mean, fedlib.reporting.effects)."""
-    margin = D.FLUCT_MARGIN if col == "fluctuation" else None
-    return [K.lower(_side(runs, settings, cap, row, lv, "FAFED", col), _side(runs, settings, cap, row, lv, m, col),
-                    _setting(settings, row, lv), margin=margin)
-            for row in settings["rows"] for lv in levels for m in rivals]
+    """FAFED against each rival, lower is better; the fluctuation at its declared margin, the loss at the design's
+    (D.IMAGE_LOSS_RELATIVE of the larger of the two means)."""
+    out = []
+    for row in settings["rows"]:
+        for lv in levels:
+            for m in rivals:
+                a = _side(runs, settings, cap, row, lv, "FAFED", col)
+                b = _side(runs, settings, cap, row, lv, m, col)
+                margin = (D.FLUCT_MARGIN if col == "fluctuation"
+                          else D.IMAGE_LOSS_RELATIVE * max(abs(a.mean()), abs(b.mean())))
+                out.append(K.lower(a, b, _setting(settings, row, lv), margin=margin))
+    return out
 
 
 def _moving(conv, settings, levels, methods) -> str:
