@@ -15,7 +15,8 @@ import torch
 from fedlib.models import build_model
 from fedlib.oracle import Oracle
 
-#: FL-Simulator's published timing (README): the throughput a sequential peer framework reaches on a V100
+#: FL-Simulator's published timing (bench/README.md, *Speed against peers*): the throughput a sequential peer
+#: framework reaches on a V100
 REFERENCE = {"name": "V100 (FL-Simulator FedAvg, sequential clients)", "seconds_per_round": 15.86,
              "model": "resnet18", "input_shape": (3, 32, 32), "num_classes": 10, "client_steps": 500, "batch": 50,
              "eval_images": 60_000}

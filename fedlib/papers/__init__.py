@@ -8,5 +8,5 @@
                     on the reproduced numbers
 
 The generic machinery (config builder, tables, figures, claims engine, report headers, params schema, notebook
-steps) is in fedlib/reporting/. The README's "Adding an artefact" section is the recipe.
+steps) is in fedlib/reporting/. docs/extending.md, *Adding an artefact*, is the recipe.
 """
