@@ -67,8 +67,12 @@ def switch_refusal() -> str | None:
 
 def user_settings() -> dict[str, str]:
     """The portable variables this process's user set to other values than the portable path's (kept as set)."""
-    return _kept_from_user if _pinned_here else {k: os.environ[k] for k in PORTABLE_ENV
-                                                 if os.environ.get(k, PORTABLE_ENV[k]) != PORTABLE_ENV[k]}
+    return _kept_from_user if _pinned_here else _differing_from_portable()
+
+
+def _differing_from_portable() -> dict[str, str]:
+    """The portable variables this process's environment sets to other values than the portable path's."""
+    return {k: os.environ[k] for k in PORTABLE_ENV if os.environ.get(k, PORTABLE_ENV[k]) != PORTABLE_ENV[k]}
 
 
 def pin_environment(env: dict | os._Environ) -> None:
@@ -83,7 +87,7 @@ def pin_at_import() -> bool:
     global _pinned_here, _kept_from_user
     if requested() != "portable" or "torch" in sys.modules:
         return False
-    _kept_from_user = {k: os.environ[k] for k in PORTABLE_ENV if os.environ.get(k, PORTABLE_ENV[k]) != PORTABLE_ENV[k]}
+    _kept_from_user = _differing_from_portable()       # a snapshot: fedlib's own pool starts rewrite the environment
     for key, value in PORTABLE_ENV.items():
         os.environ.setdefault(key, value)
     os.environ[ENV_SWITCH] = "portable"

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 
 from fedlib import lifeline
-from fedlib.cpu_path import ENV_SWITCH, PATHS, PORTABLE_ENV, pinned_here, user_settings
+from fedlib.cpu_path import ENV_SWITCH, PATHS, PORTABLE_ENV, pin_environment, pinned_here, user_settings
 from fedlib.errors import ConfigError
 from fedlib.provenance import source_hash
 
@@ -196,7 +196,7 @@ def _child_cpu_path(path: str | None):
     if path is not None:
         os.environ[ENV_SWITCH] = path
     if path == "portable":                  # asked for by the configurations: the workers get exactly that path
-        os.environ.update(PORTABLE_ENV)
+        pin_environment(os.environ)
     if path == "native" and pinned_here():
         for k in PORTABLE_ENV:
             if k not in user_settings():    # a user's own setting stays, as it does in this process
