@@ -149,22 +149,58 @@ class RunConfig:
         return cls(**kwargs)
 
     def replace(self, **changes) -> RunConfig:
+        """A new configuration with `changes` (coerced and routed like `from_dict`). It is unresolved, but for a
+        resolved one whose changes are all NON_NUMERIC (where or how visibly it runs): that stays resolved."""
+        if self.resolved and set(changes) <= set(NON_NUMERIC):
+            typed = {key: coerce_value(key, raw, _field_type(RunConfig, key)) for key, raw in changes.items()}
+            return dataclasses.replace(self, **typed).validate().bind()
         return RunConfig.from_dict({**self.to_dict(), **changes})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    # ------------------------------------------------------------------ resolution
+    # `engine.resolve` fills the defaults once and then binds the typed hyperparameters and model options to the
+    # configuration (`bind`): a bound configuration is resolved, read-only, and is what the driver, the simulation
+    # and the worker processes accept as is. The binding lives in the instance's __dict__, not in a field, so it
+    # travels with pickling and never enters `to_dict` or the fingerprint.
+    def bind(self) -> RunConfig:
+        """Mark this (fully resolved) configuration resolved: build its hyperparameters and model options once and
+        make it read-only. Called by `fedlib.engine.resolve`, which is how a configuration should be resolved."""
+        hp, opts = self._build_hp(), self._build_model_opts()
+        self.__dict__["_bound"] = (hp, opts)
+        return self
+
+    @property
+    def resolved(self) -> bool:
+        return "_bound" in self.__dict__
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_bound" in self.__dict__:
+            raise AttributeError(f"a resolved RunConfig is read-only (setting {name}); use cfg.replace({name}=...) "
+                                 f"and resolve the result")
+        object.__setattr__(self, name, value)
+
     @property
     def hp(self):
-        """The chosen algorithm's hyperparameters as its typed, validated dataclass (None if it has none)."""
+        """The chosen algorithm's hyperparameters as its typed, validated dataclass (None if it has none): bound
+        once on a resolved configuration, built on each read otherwise."""
+        bound = self.__dict__.get("_bound")
+        return bound[0] if bound is not None else self._build_hp()
+
+    @property
+    def model_opts(self):
+        """The chosen model's own settings as its typed, validated dataclass (None if it has none)."""
+        bound = self.__dict__.get("_bound")
+        return bound[1] if bound is not None else self._build_model_opts()
+
+    def _build_hp(self):
         spec = _algorithms().get(self.algorithm)
         if spec is None or spec.hparams is None:
             return None
         return build(spec.hparams, self.hparams, self.algorithm)
 
-    @property
-    def model_opts(self):
-        """The chosen model's own settings as its typed, validated dataclass (None if it has none)."""
+    def _build_model_opts(self):
         spec = _models().get(_model_name(self.model, self.dataset))
         if spec is None or spec.options is None:
             return None

@@ -222,7 +222,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     # a record path taken by a directory (or other non-file) can never be written: say so, and do not compute it
     unwritten = {fp: f"{record_path(cache, fp)}: is a directory, not a file; move it aside"
                  for fp in todo if os.path.isdir(record_path(cache, fp))}
-    jobs = {fp: cfg.to_dict() for fp, cfg in todo.items() if fp not in unwritten}
+    jobs = {fp: cfg for fp, cfg in todo.items() if fp not in unwritten}    # resolved: workers take them as is
     total = len(jobs)
     path = _cpu_path_of(todo.values())
     fresh = path != cpu_path.active() and backend == "process"

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 import types
 import typing
@@ -53,23 +52,7 @@ def build(cls, values: Mapping[str, Any], algorithm: str, owner: str = "algorith
     `owner` names what `cls` belongs to in messages: an algorithm's hyperparameters, or a model's options
     (fedlib/models uses the same dataclasses for its settings).
 
-    Built instances are memoised by their values: `ctx.cfg.hp` is read at every local step, and building it again
-    (coercion and every rule) was about 4 % of a small model's run. The dataclasses are frozen, so sharing one
-    instance between reads is safe; a value that is not JSON (hence no stable key) is simply built each time."""
-    try:
-        key = (cls, algorithm, owner, json.dumps(values, sort_keys=True, allow_nan=True))
-    except (TypeError, ValueError):
-        return _build(cls, values, algorithm, owner)
-    inst = _BUILT.get(key)
-    if inst is None:
-        inst = _BUILT[key] = _build(cls, values, algorithm, owner)
-    return inst
-
-
-_BUILT: dict[tuple, Any] = {}
-
-
-def _build(cls, values: Mapping[str, Any], algorithm: str, owner: str):
+    A resolved configuration builds its instance once (`RunConfig.bind`): nothing here is memoised."""
     known = fields_of(cls)
     noun = "hyperparameter" if owner == "algorithm" else "option"
     for key in values:
@@ -89,7 +72,7 @@ def _build(cls, values: Mapping[str, Any], algorithm: str, owner: str):
 
 @functools.cache
 def _hints(cls) -> dict[str, Any]:
-    """The field types of `cls` (cached: `ctx.hp` rebuilds the dataclass at every local step)."""
+    """The field types of `cls` (cached: every unresolved `cfg.hp` read builds the dataclass again)."""
     return typing.get_type_hints(cls) if cls is not None else {}
 
 

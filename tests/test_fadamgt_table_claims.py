@@ -219,11 +219,14 @@ def test_table2_compares_gt_and_et_with_fedit_adam_on_rounds_at_every_row():
         f"FedIT-AdamGT needs fewer rounds than FedIT-Adam on every dataset ({WHERE2})", "Table 2 caption; §6.3",
         table2.Q_GT, C.RULE_TEXT)
     assert (got["T2.2"].text, got["T2.2"].source, got["T2.2"].quote) == (
-        f"Incorporating ET brings no visible improvement: FedIT-AdamET never needs more than 10% fewer rounds than "
+        f"Incorporating ET brings no visible improvement: FedIT-AdamET never needs δ or more fewer rounds than "
         f"FedIT-Adam ({WHERE2})", "Table 2 caption", table2.Q_ET)
     assert got["T2.2"].rule == ("no gain: refuted when FedIT-AdamET needs significantly fewer rounds on a dataset; "
-                                "confirmed when it never does and each 95 % interval excludes a saving above 10% of "
-                                "FedIT-Adam's mean (no censored FedIT-Adam run); else inconclusive")
+                                "confirmed when it never does and each interval excludes a saving of δ (the smallest "
+                                "effect of interest in rounds, on each evidence line; no censored FedIT-Adam run); "
+                                "else inconclusive")
+    # the δ the text names is the one the verdict uses: one whole round, the rounds' smallest effect of interest
+    assert [c["margin"] for c in got["T2.2"].comparisons] == [1.0] * len(T2_ROWS)
     assert got["T2.1"].kind == got["T2.2"].kind == "sentence"
     assert sides(claims2(offset=0.01)["T2.1"])[0][2] == setting.format("pydoc_topics").replace("50%", "51%")
     default = table2.claims(agg(T2, {}, None, T2_ALGS), T2, T2_ALGS)          # no offset: the rows' own targets

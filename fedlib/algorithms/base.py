@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 
 import torch
 from torch import Tensor
@@ -50,17 +49,14 @@ class RoundContext:
     epoch_steps: int | None = None  # local steps in one pass over a client's data (token streams: BPTT windows)
     @property
     def lr(self) -> float:
-        """η_l of this round: cfg.lr · cfg.lr_decay^(round−1) (the algorithm's default lr when cfg.lr is unset)."""
-        base = self.cfg.lr
-        if base is None:
-            base = ALGORITHMS[self.cfg.algorithm].lr_default
-        decay = getattr(self.cfg, "lr_decay", 1.0)
-        return float(base) if decay == 1.0 else float(base) * decay ** (self.round - 1)
+        """η_l of this round: cfg.lr · cfg.lr_decay^(round−1) (cfg.lr is set: resolution fills its default)."""
+        base, decay = float(self.cfg.lr), getattr(self.cfg, "lr_decay", 1.0)
+        return base if decay == 1.0 else base * decay ** (self.round - 1)
 
-    @cached_property
+    @property
     def hp(self):
-        """The algorithm's own hyperparameters (typed dataclass, see fedlib/algorithms/hparams.py); built and
-        validated once per round (the configuration does not change within a round)."""
+        """The algorithm's own hyperparameters (typed dataclass, see fedlib/algorithms/hparams.py), bound to the
+        resolved configuration."""
         return self.cfg.hp
 
     @property

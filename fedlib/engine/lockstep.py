@@ -46,7 +46,7 @@ def groupable(cfg: Mapping) -> bool:
 
 
 def groups(jobs: Mapping[str, Mapping], singles_at_end: int = 0) -> list[list[str]]:
-    """The fingerprints of `jobs` ({fingerprint: resolved config dict}) in tasks to run together: configurations
+    """The fingerprints of `jobs` ({fingerprint: resolved RunConfig or its dict}) in tasks to run together: configurations
     equal but for their seed, at most MAX_GROUP each; every other job alone. A pool works through its tasks in order,
     so the likely longest go first (by runs x round cap, the only cost known before a run; ties keep their order),
     and the last groups are split into single runs until at least `singles_at_end` runs end the list, so that no
@@ -54,6 +54,7 @@ def groups(jobs: Mapping[str, Mapping], singles_at_end: int = 0) -> list[list[st
     worker idle for 49 of 131 s)."""
     together: dict[str, list[str]] = {}
     out: list[list[str]] = []
+    jobs = {fp: cfg if isinstance(cfg, Mapping) else cfg.to_dict() for fp, cfg in jobs.items()}
     for fp, cfg in jobs.items():
         if not groupable(cfg):
             out.append([fp])

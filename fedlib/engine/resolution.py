@@ -2,8 +2,13 @@
 dataset and this machine (learning rate, model, device, oracle path, CPU math path, every hyperparameter).
 
 The resolved configuration is what a run records and what its fingerprint (the run-cache key) is computed from.
+It is resolved once, where the run starts (the CLI, `run_many`, `engine.run`), and then bound (`RunConfig.bind`):
+its hyperparameters are built once and it is read-only, so `engine.run`, `Simulation` and the pool workers take it
+as is (resolving it again returns it unchanged, without any work).
 """
 from __future__ import annotations
+
+import dataclasses
 
 from typing import Any
 
@@ -19,7 +24,14 @@ from fedlib.oracle import auto_mode
 
 
 def resolve(cfg: RunConfig | dict) -> RunConfig:
-    """Validate and fill the 'auto'/None defaults that depend on the algorithm or dataset."""
+    """Validate and fill the 'auto'/None defaults that depend on the algorithm or dataset; a configuration that is
+    already resolved is returned as it is."""
+    if isinstance(cfg, RunConfig) and cfg.resolved:
+        return cfg
+    return _fill_defaults(cfg)
+
+
+def _fill_defaults(cfg: RunConfig | dict) -> RunConfig:
     if isinstance(cfg, dict):
         cfg = RunConfig.from_dict(cfg)
     cfg.validate()
@@ -40,14 +52,10 @@ def resolve(cfg: RunConfig | dict) -> RunConfig:
                           f"{', '.join(k for k, m in MODELS.items() if m.stacked)}")
     if cfg.cpu_path == "auto":              # this process's CPU math path (fedlib/cpu_path.py)
         changes["cpu_path"] = cpu_path.active()
-    full = hparams_to_dict(cfg.hp)
-    if full != cfg.hparams:
-        changes["hparams"] = full           # every default of the algorithm's own hyperparameters, recorded
-    options = hparams_to_dict(cfg.model_opts)
-    if options != cfg.model_options:
-        changes["model_options"] = options  # and of the model's own settings (e.g. LoRA rank)
-    return cfg.replace(**changes) if changes else cfg
-
+    changes["hparams"] = hparams_to_dict(cfg.hp)               # every default of the algorithm's own
+    changes["model_options"] = hparams_to_dict(cfg.model_opts)  # hyperparameters and model settings, recorded
+    # a new instance that shares nothing mutable with the caller's; every value is typed and was validated above
+    return dataclasses.replace(cfg, **changes).bind()
 
 
 def pick_device(name: str) -> torch.device:

@@ -65,7 +65,6 @@ INTERVAL_TEXT = ("Intervals are paired t intervals of the mean per-seed differen
                  "Holm step (95 % when the claim makes one comparison or Holm declares all of them; "
                  "100·(1 − 0.05/k) % otherwise, k = the comparisons left undeclared): an interval excludes 0 exactly "
                  "when Holm declares the comparison better or worse")
-NO_GAIN_MARGIN = rule_v1.NO_GAIN_MARGIN     # the margin of the rule before 2026-12-05 (no longer used by verdicts)
 
 
 @dataclass(frozen=True)
