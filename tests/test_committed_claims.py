@@ -113,8 +113,6 @@ def test_scorecard_is_generated_from_the_artefacts_and_its_counts_match(tmp_path
     keys = ("confirmed", "refuted", "equivalent", "inconclusive", "underpowered", "not_testable")
     assert [int(c) for c in cells[2:8]] == [sum(m["claims_summary"].get(k, 0) for _, m in metas) for k in keys]
     assert int(cells[1]) == sum(m["claims_summary"]["n_claims"] for _, m in metas)
-    if committed.startswith("# Scorecard: every claim of every paper"):
-        pytest.xfail("reports/scorecard.md predates the scorecard of 2026-12-05: regenerate it (reports_index)")
     assert committed == fresh
 
 
@@ -127,35 +125,19 @@ def test_effects_in_the_json_are_finite_or_absent():
                     assert v is None or math.isfinite(v)
 
 
-def _legacy(meta):
-    """A report written under the rule before 2026-12-05 (its comparisons carry no margin)."""
-    return any(not c.get("exact") and "margin" not in c for cl in meta["claims_detail"]
-               for c in cl.get("comparisons", []))
-
-
 @pytest.mark.parametrize("path", _artefacts(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_no_tie_prints_an_interval_that_excludes_0(path):
-    """The committed interval is the one the label rests on. A report of the old rule (unadjusted intervals, 71 such
-    ties at accc5ab) is checked on its comparisons re-judged under the current rule from its per-seed table, until it
-    is regenerated (`test_every_report_is_written_under_the_current_rule` lists it)."""
-    meta = _current(path)
-    table = _table(path, meta)
-    checked = 0
-    for claim in meta["claims_detail"]:
-        if not claim.get("comparisons"):
-            continue
-        if _legacy(meta):
-            comps = [c.to_dict() for c in C.rejudge(claim, table, default_margins=True)[1]]
-        else:
-            comps = claim["comparisons"]
-        for c in comps:
+    """The committed interval is the one the label rests on (a report of the rule before 2026-12-05 printed unadjusted
+    intervals: 71 ties at accc5ab excluded 0)."""
+    for claim in _current(path)["claims_detail"]:
+        for c in claim.get("comparisons", []):
             if c["outcome"] == "tie" and c["lo"] is not None:
                 assert c["lo"] <= 0 <= c["hi"], f"{claim['id']}: tie with [{c['lo']}, {c['hi']}]"
-            checked += 1
-    assert checked == sum(len(cl.get("comparisons", [])) for cl in meta["claims_detail"])   # none left unread
 
 
 def test_every_report_is_written_under_the_current_rule():
-    old = [f"{p.parent.name}/{p.stem}" for p in _artefacts() if _legacy(_meta(p))]
-    if old:
-        pytest.xfail(f"{len(old)} report(s) written under the rule before 2026-12-05, to regenerate: {', '.join(old)}")
+    """Every non-exact comparison carries its margin δ (the rule of 2026-12-05; the old rule's had none)."""
+    old = [f"{p.parent.name}/{p.stem}" for p in _artefacts()
+           if any(not c.get("exact") and "margin" not in c for cl in _meta(p)["claims_detail"]
+                  for c in cl.get("comparisons", []))]
+    assert not old, f"written under the rule before 2026-12-05, regenerate: {', '.join(old)}"

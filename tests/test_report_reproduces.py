@@ -26,12 +26,6 @@ def test_one_artefact_regenerated_from_scratch_equals_its_committed_report(tmp_p
     if f"(fedlib {fedlib.__version__})" not in md:
         pytest.skip(f"reports/{paper}/{name}.md was made by another fedlib version than {fedlib.__version__}: "
                     f"regenerate it (dvc repro {paper}_{name})")
-    import json
-
-    meta = json.loads((ROOT / "reports" / paper / f"{name}.json").read_text())
-    if any(not c.get("exact") and "margin" not in c for cl in meta["claims_detail"] for c in cl["comparisons"]):
-        pytest.xfail(f"reports/{paper}/{name}.json was written under the rule before 2026-12-05 (no margins): "
-                     f"regenerate it (dvc repro {paper}_{name})")
     monkeypatch.setenv("MPLBACKEND", "agg")
     out, cache = tmp_path / "reports" / paper, tmp_path / "runs"
     papermill.execute_notebook(str(ROOT / "notebooks" / f"{paper}_{name}.ipynb"), str(tmp_path / "executed.ipynb"),

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from fedlib.reporting.stats import ALPHA, Paired, decide, holm, paired_difference, per_seed
+from fedlib.reporting.stats import Paired, holm, paired_difference, per_seed
 
 
 def fields(p: Paired) -> tuple:
@@ -69,14 +69,3 @@ def test_holm_caps_at_one():
     assert holm([0.02, 0.5, math.nan])[:2] == [0.04, 0.5] and math.isnan(holm([0.02, 0.5, math.nan])[2])
 
 
-def test_decide_edges():
-    one = paired_difference({0: 5.0}, {0: 3.0})
-    assert decide(one, 0.0, True) == "unknown"                   # n = 1
-    two = paired_difference({0: 5.0, 1: 6.0}, {0: 3.0, 1: 3.5})   # n = 2 is enough
-    assert decide(two, 0.01, True) == "better" and decide(two, 0.01, False) == "worse"
-    assert decide(two, math.nan, True) == "unknown"
-    assert decide(two, ALPHA, True) == "tie"                      # exactly at the level: not significant
-    assert decide(two, ALPHA - 1e-12, True) == "better"
-    zero_mean = Paired(3, 0, 0.0, -1.0, 1.0, 0.01, True, False)   # mean 0 is "not higher": the lower direction
-    assert decide(zero_mean, 0.01, True) == "worse"
-    assert decide(Paired(3, 0, 0.0, -1.0, 1.0, 0.01, False, True), 0.01, True) == "unknown"

@@ -9,7 +9,6 @@ as is (resolving it again returns it unchanged, without any work).
 from __future__ import annotations
 
 import dataclasses
-
 from typing import Any
 
 import torch

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from fedlib.reporting import rule_v1, stats
+from fedlib.reporting import stats
 from fedlib.reporting.pairwise import (  # noqa: F401  -- re-exported: the comparisons are the claims' vocabulary
     OUTCOMES,
     Comparison,
@@ -314,31 +314,22 @@ def design_line(design: Design, run: int | None) -> str:
 
 def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
     """The verdict and per-comparison outcomes of a committed claim (its JSON `claims_detail` entry), recomputed from
-    the artefact's per-seed table alone (a DataFrame with method, setting, metric, seed, value, censored, cap).
-    A claim written before the margin rule (its comparisons carry no `margin`) is recomputed under that rule
-    (`rule_v1`)."""
-    specs = claim.get("comparisons", [])
-    legacy = any(not s.get("exact") and "margin" not in s for s in specs)
-    if legacy:
-        comps = rule_v1.adjust(rebuild(claim, table, default_margins=True))
-        status = rule_v1.AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
-    else:
-        status, comps = rejudge(claim, table)
+    the artefact's per-seed table alone (a DataFrame with method, setting, metric, seed, value, censored, cap)."""
+    status, comps = rejudge(claim, table)
     if claim["status"] == NOT_TESTABLE:
         status = NOT_TESTABLE
     return status, [c.outcome for c in comps]
 
 
-def rejudge(claim: Mapping, table, *, default_margins: bool = False) -> tuple[str, list[Comparison]]:
-    """A committed claim decided under the current rule from the per-seed table: its recorded margins (or, with
-    `default_margins`, each metric's default from `fedlib.reporting.effects`, for a record of the old rule), its
-    recorded convergence flags, its aggregation. NOT_TESTABLE is not kept (see `recompute`)."""
-    comps = adjust(rebuild(claim, table, default_margins=default_margins))
+def rejudge(claim: Mapping, table) -> tuple[str, list[Comparison]]:
+    """A committed claim decided under the current rule from the per-seed table: its recorded margins, its recorded
+    convergence flags, its aggregation. NOT_TESTABLE is not kept (see `recompute`)."""
+    comps = adjust(rebuild(claim, table))
     status = AGGREGATES[claim.get("aggregate", "all")](comps) if comps else claim["status"]
     return status, comps
 
 
-def rebuild(claim: Mapping, table, *, default_margins: bool = False) -> list[Comparison]:
+def rebuild(claim: Mapping, table) -> list[Comparison]:
     """The (unadjusted) comparisons of a committed claim, their per-seed numbers read from the table."""
     comps = []
     for spec in claim.get("comparisons", []):
@@ -352,7 +343,7 @@ def rebuild(claim: Mapping, table, *, default_margins: bool = False) -> list[Com
         if spec.get("exact"):
             comps.append(exact(*sides, higher_is_better=spec["higher_is_better"]))
         else:
-            margin = None if default_margins or "margin" not in spec else spec["margin"]
+            margin = spec.get("margin")
             comps.append(paired(*sides, higher_is_better=spec["higher_is_better"], margin=margin,
                                 not_converged=spec.get("not_converged") or ""))
     return comps

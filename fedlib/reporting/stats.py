@@ -22,7 +22,7 @@ The statistics of the rule (docs/claims.md; margins, outcomes and verdicts: fedl
    5 %); each comparison's interval is printed at the level of Holm's last step (`holm_alpha`), where it excludes 0
    exactly when Holm declares it, and its outcome (`outcome`) reads off that interval and the margin δ:
    equivalent (inside ±δ), better, worse, tie, or unknown (censoring blocks the direction, or fewer than 2
-   informative pairs). `decide` is the outcome of the rule before 2026-12-05 (rule_v1), kept for its reports.
+   informative pairs).
 """
 from __future__ import annotations
 
@@ -133,19 +133,6 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * pvalues[i]))
         out[i] = running
     return out
-
-
-def decide(d: Paired, p_adjusted: float, higher_is_better: bool) -> str:
-    """better | worse | tie | unknown for the first method, at the adjusted p-value (rule 4)."""
-    if d.n < 2 or math.isnan(p_adjusted):
-        return "unknown"
-    if p_adjusted >= ALPHA:
-        return "tie"
-    a_higher = d.mean > 0
-    allowed = d.a_may_be_higher if a_higher else d.a_may_be_lower
-    if not allowed:
-        return "unknown"
-    return "better" if a_higher == higher_is_better else "worse"
 
 
 # ---------------------------------------------------------------------------------------------- margins (SESOI)

@@ -141,7 +141,7 @@ def claims(agg: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str], 
                            "Table 2 caption",
                            [cost_paired(agg, "rounds", key(r, "fadamet"), key(r, "localadam"), at(r)) for r in rows],
                            quote=Q_ET, aggregate="no_gain",
-                           rule=f"no gain: refuted when FedIT-AdamET needs significantly fewer rounds on a dataset; "
+                           rule="no gain: refuted when FedIT-AdamET needs significantly fewer rounds on a dataset; "
                                 "confirmed when it never does and each interval excludes a saving of δ (the smallest "
                                 "effect of interest in rounds, on each evidence line; no censored FedIT-Adam run); "
                                 "else inconclusive"))
