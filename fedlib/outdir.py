@@ -102,7 +102,7 @@ def _lock(out: Path):
             try:
                 _write_pid(fh)
             except OSError as exc:   # e.g. a full disk: leave no lock file behind
-                fh.close()
+                _close_unflushed(fh)
                 path.unlink(missing_ok=True)
                 raise OutputError(f"--out {out} is not writable ({_why(exc)}); allowed: a writable directory with "
                                   f"free space") from None
@@ -116,6 +116,15 @@ def _write_pid(fh) -> None:
     fh.truncate()
     fh.write(str(os.getpid()))
     fh.flush()
+
+
+def _close_unflushed(fh) -> None:
+    """Close `fh` after a failed write: its close flushes the buffered pid again, which on a full disk fails the same
+    way; the descriptor is closed all the same, and that second error says nothing new."""
+    try:
+        fh.close()
+    except OSError:
+        pass
 
 
 def _unlock(out: Path, fh) -> None:

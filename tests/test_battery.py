@@ -726,6 +726,51 @@ def test_full_disk_when_the_lock_is_written_leaves_no_lock_file(tmp_path, capsys
     assert tree(out) == {} and out.is_dir()
 
 
+class _BufferedOnAFullDisk:
+    """The lock file as Python's buffered text file sees a full disk: a write only fills the buffer, and every flush
+    of a non-empty buffer fails with ENOSPC, the one `close` does included (the descriptor is closed all the same)."""
+
+    def __init__(self, fh):
+        self.fh, self.buffer = fh, ""
+
+    def write(self, text):
+        self.buffer += text
+        return len(text)
+
+    def flush(self):
+        if self.buffer:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def close(self):
+        try:
+            self.flush()
+        finally:
+            self.fh.close()
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+
+def test_full_disk_without_checkpoints_names_the_out_and_leaves_no_empty_out(tmp_path, capsys, monkeypatch):
+    """`fedlib run` onto a full disk, no checkpoints: the pid written into the lock file fails to flush, and so does
+    the close after it. Before the fix that second ENOSPC escaped as a bare "[Errno 28] No space left on device"
+    (exit 1, no path) and left --out with an empty lock file in it."""
+    import builtins
+
+    def full_disk_open(path, *a, **k):
+        fh = builtins.open(path, *a, **k)
+        return _BufferedOnAFullDisk(fh) if Path(path).name == outdir.LOCK else fh
+    monkeypatch.setattr(outdir, "open", full_disk_open, raising=False)
+    out = tmp_path / "new" / "o"
+    code, err = call(["run", "--out", str(out), *argv()], capsys)
+    assert_refused(code, err, 2, f"--out {out} is not writable", "No space left on device")
+    assert not (tmp_path / "new").exists()
+    out.mkdir(parents=True)                             # an existing --out is left as it was: empty, no lock file
+    code, err = call(["run", "--out", str(out), *argv()], capsys)
+    assert_refused(code, err, 2, f"--out {out} is not writable", "No space left on device")
+    assert out.is_dir() and list(out.iterdir()) == []
+
+
 def test_empty_out_is_refused(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, err = call(["run", "--out", "", *argv()], capsys)
