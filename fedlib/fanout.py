@@ -269,7 +269,7 @@ def connect_ray(workers: int) -> bool:
         with contextlib.suppress(Exception):
             ray.shutdown()                                  # whatever part of a local cluster did start
         where = (f"the Ray cluster at RAY_ADDRESS={address}" if address else
-                 f"the local Ray cluster ({max(1, workers)} CPUs; its logs: {_ray_logs()})")
+                 f"the local Ray cluster (num_cpus={max(1, workers)}; its logs: {_ray_logs()})")
         raise RayNotStarted(f"backend='ray': {where} did not start ({_first_lines(exc)}); nothing was run: try "
                             f"again, or run with backend='process' (FEDLIB_BACKEND=process)") from None
     return True

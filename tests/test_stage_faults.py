@@ -126,12 +126,12 @@ def test_a_local_ray_cluster_timing_out_at_start_is_one_line_and_runs_nothing(ra
                                                                                monkeypatch):
     monkeypatch.setattr(fanout, "ray_tasks", lambda *a, **k: pytest.fail("ran after Ray failed to start"))
     with pytest.raises(fanout.RayNotStarted) as err:
-        experiments.run_many(CONFIGS, tmp_path / "cache", workers=2, backend="ray", verbose=False)
-    one_line(str(err.value), "backend='ray': the local Ray cluster (2 CPUs",
+        experiments.run_many(CONFIGS, tmp_path / "cache", workers=1, backend="ray", verbose=False)
+    one_line(str(err.value), "backend='ray': the local Ray cluster (num_cpus=1; ",
              "its logs: /scratch/raytmp/ray/session_latest/logs", TIMED_OUT,
              "[TimeoutError: Timed out after 60 seconds", "nothing was run", "backend='process'")
     assert err.value._render_traceback_() == [f"RayNotStarted: {err.value}"]
-    assert ray_that_times_out == [("init", {"num_cpus": 2, "include_dashboard": False, "log_to_driver": False}),
+    assert ray_that_times_out == [("init", {"num_cpus": 1, "include_dashboard": False, "log_to_driver": False}),
                                   ("shutdown", {})]           # whatever part of the cluster started is stopped
     assert list((tmp_path / "cache").glob("*.json")) == []
 
