@@ -616,24 +616,27 @@ def _fedlib_limited(fsize: int, *args: str) -> subprocess.CompletedProcess:
                           preexec_fn=limit, timeout=300)
 
 
+class FillsUp:
+    """A file on a disk that fills up after 4096 bytes: the write that passes them fails with ENOSPC."""
+
+    def __init__(self, fh):
+        self.fh, self.written = fh, 0
+
+    def write(self, data):
+        if self.written + len(data) > 4096:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.written += len(data)
+        return self.fh.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+
 def test_full_disk_inside_torch_save_is_one_line(tmp_path, capsys, monkeypatch):
     """The disk fills up in the middle of the round-4 checkpoint. torch.save swallows the OSError of its file and
     raises `RuntimeError: ... unexpected pos` instead; the refusal must still be the one-line write failure
     (exit 1) that names the cause, with the round-2 checkpoint intact and no temporary left."""
     import fedlib.jsonio as jsonio
-
-    class FillsUp:
-        def __init__(self, fh):
-            self.fh, self.written = fh, 0
-
-        def write(self, data):
-            if self.written + len(data) > 4096:
-                raise OSError(errno.ENOSPC, "No space left on device")
-            self.written += len(data)
-            return self.fh.write(data)
-
-        def __getattr__(self, name):
-            return getattr(self.fh, name)
 
     real_init, sinks = jsonio._Sink.__init__, []
 
@@ -674,6 +677,19 @@ def test_out_under_a_file_size_limit_is_refused_before_round_1(tmp_path):
     assert_refused(proc.returncode, proc.stderr.strip(), 2, "file-size limit (ulimit -f) is 4096 bytes",
                    "result.json (50 round(s))")
     assert not out.exists()
+
+
+def test_full_disk_at_the_result_without_checkpoints_names_it_and_leaves_no_out(tmp_path, capsys, monkeypatch):
+    """The disk fills up while result.json is written, no checkpoints: one line naming result.json and the cause
+    (exit 1), and the --out this run created is removed again (nothing was kept in it)."""
+    import fedlib.jsonio as jsonio
+
+    real_init = jsonio._Sink.__init__
+    monkeypatch.setattr(jsonio._Sink, "__init__", lambda self, fh: real_init(self, FillsUp(fh)))
+    out = tmp_path / "new" / "o"
+    code, err = call(["run", "--out", str(out), *argv(rounds=40)], capsys)   # a record over 4096 bytes
+    assert_refused(code, err, 1, f"cannot write {out / 'result.json'}", "No space left on device")
+    assert not (tmp_path / "new").exists()
 
 
 def test_file_size_limit_is_checked_before_anything_runs(tmp_path, capsys, monkeypatch):
