@@ -87,7 +87,7 @@ def test_a_cache_folder_that_cannot_be_created_is_one_line(table1, tmp_path):
     (tmp_path / "fig3").write_text("a file where the cache folder goes")
     with pytest.raises(BorrowFailed) as err:
         borrow_runs(CONFIGS, tmp_path / "fig3", "table1")
-    one_line(str(err.value), f"cannot create the run cache {tmp_path / 'fig3'}", "File exists")
+    one_line(str(err.value), f"cannot create the run cache {tmp_path / 'fig3'} (File exists)", str(tmp_path / "table1"))
 
 
 # ---------------------------------------------------------------------------------------------- Ray's start

@@ -134,8 +134,8 @@ def borrow_runs(configs: list[dict], cache_dir: str | Path, source: str) -> int:
     try:
         own.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise BorrowFailed(f"cannot create the run cache {own} to copy the runs of {other} into "
-                           f"({exc.strerror or exc})") from None
+        raise BorrowFailed(f"cannot create the run cache {own} ({exc.strerror or exc}) to copy the runs of "
+                           f"{other} into it") from None
     copied = 0
     for cfg in configs:
         fp = fingerprint(cfg)
