@@ -19,6 +19,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 
@@ -259,11 +260,43 @@ def connect_ray(workers: int) -> bool:
     if ray.is_initialized():
         return False
     address = os.environ.get("RAY_ADDRESS")
-    if address:
-        ray.init(address=address, log_to_driver=False)
-    else:
-        ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+    try:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+    except Exception as exc:  # noqa: BLE001 -- ray raises a bare Exception when its node times out at start
+        with contextlib.suppress(Exception):
+            ray.shutdown()                                  # whatever part of a local cluster did start
+        where = (f"the Ray cluster at RAY_ADDRESS={address}" if address else
+                 f"the local Ray cluster (num_cpus={max(1, workers)}; its logs: {_ray_logs()})")
+        raise RayNotStarted(f"backend='ray': {where} did not start ({_first_lines(exc)}); nothing was run: try "
+                            f"again, or run with backend='process' (FEDLIB_BACKEND=process)") from None
     return True
+
+
+class RayNotStarted(RuntimeError):
+    """`ray.init` failed (a local cluster timing out at start, an unreachable RAY_ADDRESS); nothing was run."""
+
+    def _render_traceback_(self) -> list[str]:       # IPython / papermill: this one line, not the frames
+        return [f"{type(self).__name__}: {self}"]
+
+
+def _first_lines(exc: BaseException) -> str:
+    """The first line of `exc`, and of the error it was raised from (Ray's "timed out" wraps a TimeoutError)."""
+    def line(e: BaseException) -> str:
+        return (str(e).strip().splitlines() or [type(e).__name__])[0]
+    cause = exc.__cause__
+    return line(exc) + (f" [{type(cause).__name__}: {line(cause)}]" if cause is not None else "")
+
+
+def _ray_logs() -> str:
+    """Where a local Ray session writes its logs: Ray's temp dir ($RAY_TMPDIR, else $TMPDIR on Linux, else /tmp on
+    Linux and macOS, else the system's) / ray / session_latest / logs."""
+    linux = sys.platform.startswith("linux")
+    tmp = (os.environ.get("RAY_TMPDIR") or (linux and os.environ.get("TMPDIR"))
+           or ("/tmp" if linux or sys.platform == "darwin" else tempfile.gettempdir()))
+    return os.path.join(tmp, "ray", "session_latest", "logs")
 
 
 def cluster_gpus() -> float:
@@ -284,5 +317,5 @@ def gpu_share(peak_bytes: float | None, device_bytes: float | None, headroom: fl
     return 1.0 / min(max(k, 1), max_runs_per_gpu)
 
 
-__all__ = ["BACKENDS", "PRELOAD", "cluster_gpus", "connect_ray", "execute", "gpu_share", "process_pool", "ray_module",
-           "ray_tasks", "serial", "set_threads", "warm_up"]
+__all__ = ["BACKENDS", "PRELOAD", "RayNotStarted", "cluster_gpus", "connect_ray", "execute", "gpu_share",
+           "process_pool", "ray_module", "ray_tasks", "serial", "set_threads", "warm_up"]

@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from fedlib.config import Refused
@@ -102,7 +102,8 @@ def _lock(out: Path):
             try:
                 _write_pid(fh)
             except OSError as exc:   # e.g. a full disk: leave no lock file behind
-                fh.close()
+                with suppress(OSError):   # the close flushes the pid again and fails alike; the fd is closed
+                    fh.close()
                 path.unlink(missing_ok=True)
                 raise OutputError(f"--out {out} is not writable ({_why(exc)}); allowed: a writable directory with "
                                   f"free space") from None

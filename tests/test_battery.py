@@ -616,24 +616,27 @@ def _fedlib_limited(fsize: int, *args: str) -> subprocess.CompletedProcess:
                           preexec_fn=limit, timeout=300)
 
 
+class FillsUp:
+    """A file on a disk that fills up after 4096 bytes: the write that passes them fails with ENOSPC."""
+
+    def __init__(self, fh):
+        self.fh, self.written = fh, 0
+
+    def write(self, data):
+        if self.written + len(data) > 4096:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.written += len(data)
+        return self.fh.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+
 def test_full_disk_inside_torch_save_is_one_line(tmp_path, capsys, monkeypatch):
     """The disk fills up in the middle of the round-4 checkpoint. torch.save swallows the OSError of its file and
     raises `RuntimeError: ... unexpected pos` instead; the refusal must still be the one-line write failure
     (exit 1) that names the cause, with the round-2 checkpoint intact and no temporary left."""
     import fedlib.jsonio as jsonio
-
-    class FillsUp:
-        def __init__(self, fh):
-            self.fh, self.written = fh, 0
-
-        def write(self, data):
-            if self.written + len(data) > 4096:
-                raise OSError(errno.ENOSPC, "No space left on device")
-            self.written += len(data)
-            return self.fh.write(data)
-
-        def __getattr__(self, name):
-            return getattr(self.fh, name)
 
     real_init, sinks = jsonio._Sink.__init__, []
 
@@ -674,6 +677,19 @@ def test_out_under_a_file_size_limit_is_refused_before_round_1(tmp_path):
     assert_refused(proc.returncode, proc.stderr.strip(), 2, "file-size limit (ulimit -f) is 4096 bytes",
                    "result.json (50 round(s))")
     assert not out.exists()
+
+
+def test_full_disk_at_the_result_without_checkpoints_names_it_and_leaves_no_out(tmp_path, capsys, monkeypatch):
+    """The disk fills up while result.json is written, no checkpoints: one line naming result.json and the cause
+    (exit 1), and the --out this run created is removed again (nothing was kept in it)."""
+    import fedlib.jsonio as jsonio
+
+    real_init = jsonio._Sink.__init__
+    monkeypatch.setattr(jsonio._Sink, "__init__", lambda self, fh: real_init(self, FillsUp(fh)))
+    out = tmp_path / "new" / "o"
+    code, err = call(["run", "--out", str(out), *argv(rounds=40)], capsys)   # a record over 4096 bytes
+    assert_refused(code, err, 1, f"cannot write {out / 'result.json'}", "No space left on device")
+    assert not (tmp_path / "new").exists()
 
 
 def test_file_size_limit_is_checked_before_anything_runs(tmp_path, capsys, monkeypatch):
@@ -724,6 +740,51 @@ def test_full_disk_when_the_lock_is_written_leaves_no_lock_file(tmp_path, capsys
     code, err = call(["run", "--out", str(out), *argv()], capsys)
     assert_refused(code, err, 2, "No space left on device")
     assert tree(out) == {} and out.is_dir()
+
+
+class _BufferedOnAFullDisk:
+    """The lock file as Python's buffered text file sees a full disk: a write only fills the buffer, and every flush
+    of a non-empty buffer fails with ENOSPC, the one `close` does included (the descriptor is closed all the same)."""
+
+    def __init__(self, fh):
+        self.fh, self.buffer = fh, ""
+
+    def write(self, text):
+        self.buffer += text
+        return len(text)
+
+    def flush(self):
+        if self.buffer:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def close(self):
+        try:
+            self.flush()
+        finally:
+            self.fh.close()
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+
+def test_full_disk_without_checkpoints_names_the_out_and_leaves_no_empty_out(tmp_path, capsys, monkeypatch):
+    """`fedlib run` onto a full disk, no checkpoints: the pid written into the lock file fails to flush, and so does
+    the close after it. Before the fix that second ENOSPC escaped as a bare "[Errno 28] No space left on device"
+    (exit 1, no path) and left --out with an empty lock file in it."""
+    import builtins
+
+    def full_disk_open(path, *a, **k):
+        fh = builtins.open(path, *a, **k)
+        return _BufferedOnAFullDisk(fh) if Path(path).name == outdir.LOCK else fh
+    monkeypatch.setattr(outdir, "open", full_disk_open, raising=False)
+    out = tmp_path / "new" / "o"
+    code, err = call(["run", "--out", str(out), *argv()], capsys)
+    assert_refused(code, err, 2, f"--out {out} is not writable", "No space left on device")
+    assert not (tmp_path / "new").exists()
+    out.mkdir(parents=True)                             # an existing --out is left as it was: empty, no lock file
+    code, err = call(["run", "--out", str(out), *argv()], capsys)
+    assert_refused(code, err, 2, f"--out {out} is not writable", "No space left on device")
+    assert out.is_dir() and list(out.iterdir()) == []
 
 
 def test_empty_out_is_refused(tmp_path, capsys, monkeypatch):

@@ -110,19 +110,32 @@ class Notebook:
 
 
 
+class BorrowFailed(RuntimeError):
+    """Another artefact's run records could not all be copied into this one's cache (a full disk, no permission);
+    every record copied before is whole, and no temporary file is left."""
+
+    def _render_traceback_(self) -> list[str]:       # IPython / papermill: this one line, not the frames
+        return [f"{type(self).__name__}: {self}"]
+
+
 def borrow_runs(configs: list[dict], cache_dir: str | Path, source: str) -> int:
     """Copy into `cache_dir` the records of `configs` that artefact `source` of the same paper has already run (its
     run cache beside ours: <cache_dir>/../<source>/). The same configuration has the same fingerprint, so the run
     is read instead of recomputed, and each artefact's cache stays complete on its own. Only well-formed records of
     this fedlib version are copied (written under a temporary name, then renamed); returns how many; the others are
-    run (or read back) by `run_many` as usual."""
+    run (or read back) by `run_many` as usual. A write that fails raises BorrowFailed, one line naming the record
+    and the cause."""
     from fedlib.experiments import fingerprint, load_cached, record_path, write_record_atomic
 
     own = Path(cache_dir)
     other = own.parent / source
     if not other.is_dir() or other.resolve() == own.resolve():
         return 0
-    own.mkdir(parents=True, exist_ok=True)
+    try:
+        own.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BorrowFailed(f"cannot create the run cache {own} ({exc.strerror or exc}) to copy the runs of "
+                           f"{other} into it") from None
     copied = 0
     for cfg in configs:
         fp = fingerprint(cfg)
@@ -132,7 +145,12 @@ def borrow_runs(configs: list[dict], cache_dir: str | Path, source: str) -> int:
         record = load_cached(cfg, other)
         if record is None:
             continue
-        write_record_atomic(dst, record)
+        try:
+            write_record_atomic(dst, record)
+        except OSError as exc:
+            raise BorrowFailed(f"cannot copy the run record {record_path(other, fp)} to {dst} "
+                               f"({exc.strerror or exc}); the {copied} record(s) copied before it are whole and "
+                               f"nothing half-written is left: free space, then run again") from None
         copied += 1
     return copied
 
