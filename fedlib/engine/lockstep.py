@@ -48,10 +48,10 @@ def groupable(cfg: Mapping) -> bool:
 def groups(jobs: Mapping[str, Mapping], singles_at_end: int = 0) -> list[list[str]]:
     """The fingerprints of `jobs` ({fingerprint: resolved RunConfig or its dict}) in tasks to run together:
     configurations equal but for their seed, at most MAX_GROUP each; every other job alone. A pool works through its
-    tasks in order, so the likely longest go first (by runs x round cap, the only cost known before a run; ties keep their order),
-    and the last groups are split into single runs until at least `singles_at_end` runs end the list, so that no
-    worker waits long for another's last task (FAFED Figure 1's six groups in their order on two workers: one
-    worker idle for 49 of 131 s)."""
+    tasks in order, so the likely longest go first (by runs x round cap, the only cost known before a run; ties keep
+    their order), and the last groups are split into single runs until at least `singles_at_end` runs end the list,
+    so that no worker waits long for another's last task (FAFED Figure 1's six groups in their order on two workers:
+    one worker idle for 49 of 131 s)."""
     together: dict[str, list[str]] = {}
     out: list[list[str]] = []
     jobs = {fp: cfg if isinstance(cfg, Mapping) else cfg.to_dict() for fp, cfg in jobs.items()}
