@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 
+import fedlib
 from fedlib import lifeline
 from fedlib.cpu_path import ENV_SWITCH, PATHS, PORTABLE_ENV, pin_environment, pinned_here, user_settings
 from fedlib.errors import ConfigError
@@ -88,8 +89,8 @@ def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None
     Runs that differ only in their seed go to one worker together and share their oracle calls there
     (`lockstep.groups`: small stacked models on the CPU), but for the last 4 x `workers` runs, which go singly so that
     the pool's tail is short; every other run is a task of its own.
-    `path`: the CPU math path the workers take (fedlib/cpu_path.py); a spawned worker imports fedlib before torch,
-    so it can take either path whatever this process runs.
+    `path`: the CPU math path the workers take (fedlib/cpu_path.py); a spawned worker pins it before torch loads
+    (`_worker_start`), so it can take either path whatever this process runs.
     A worker that dies (or a fork server that dies while starting one) breaks the pool: the runs it lost (those not
     finished) are retried once in a fresh pool, with one line on stderr naming the dead worker; runs that finished
     are never run again. Runs lost a second time fail with that cause. Workers and their fork server exit when this
@@ -145,9 +146,18 @@ def _dead(procs: Mapping[int, object]) -> str:
 
 
 def _worker_start(threads: int | None) -> None:
-    """A pool worker's initializer: exit with its parent (the fork server, or this process), one torch thread."""
+    """A pool worker's initializer: exit with its parent (the fork server, or this process), set up as every entry
+    point (a spawned worker pins its CPU path here, before torch loads; a forked one has its server's), one torch
+    thread."""
     lifeline.die_with_parent()
+    fedlib.set_up_process()
     set_threads(threads)
+
+
+def _execute_in_worker(cfg: dict, threads: int | None = None) -> dict:
+    """`execute` in a Ray worker, set up first as every entry point (the CPU path its runtime_env names)."""
+    fedlib.set_up_process()
+    return execute(cfg, threads)
 
 
 # The engine's modules, imported once by the fork server: its workers start with torch and fedlib loaded.
@@ -159,7 +169,7 @@ def _context(path: str | None):
     """How workers start. On this process's own CPU path: forked from Python's fork server, a single-threaded
     process that imported PRELOAD once and never ran a torch operation, so a fork is safe (unlike a fork of this
     process, whose torch may have started threads) and each worker skips the 2 s import of torch and the engine.
-    On another path: spawned, a fresh interpreter that pins `path` as it imports fedlib (the fork server keeps the
+    On another path: spawned, a fresh interpreter that pins `path` in its initializer (the fork server keeps the
     path it started with)."""
     from fedlib import cpu_path
 
@@ -187,10 +197,10 @@ def warm_up() -> None:
 
 @contextlib.contextmanager
 def _child_cpu_path(path: str | None):
-    """Spawned workers read $FEDLIB_CPU_PATH when they import fedlib: set it while the pool starts them. For a native
-    worker of a process that pinned the portable path, the library settings fedlib wrote into this environment are
-    left out too (a child inherits them, and they would pin its torch just the same); a portable worker gets the
-    portable settings even where this process kept a user's own (fedlib/cpu_path.py)."""
+    """Spawned workers read $FEDLIB_CPU_PATH when they set up (`_worker_start`): set it while the pool starts them.
+    For a native worker of a process that pinned the portable path, the library settings fedlib wrote into this
+    environment are left out too (a child inherits them, and they would pin its torch just the same); a portable
+    worker gets the portable settings even where this process kept a user's own (fedlib/cpu_path.py)."""
     keys = (ENV_SWITCH, *PORTABLE_ENV)
     before = {k: os.environ.get(k) for k in keys}
     if path is not None:
@@ -214,9 +224,9 @@ def _child_cpu_path(path: str | None):
 def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
     """One Ray task per run with `cpus` CPUs and `gpus[fp]` GPUs (fractions share a GPU), on the connected cluster
     (`connect_ray`)."""
-    ray = ray_module()              # each worker takes the run's CPU path when it imports fedlib (runtime_env)
-    cpu_task = ray.remote(execute)                       # CPU workers are reused (no torch import per run)
-    gpu_task = ray.remote(max_calls=1)(execute)          # a GPU worker exits after its run: memory given back
+    ray = ray_module()              # each worker takes the run's CPU path (runtime_env) as it sets up
+    cpu_task = ray.remote(_execute_in_worker)            # CPU workers are reused (no torch import per run)
+    gpu_task = ray.remote(max_calls=1)(_execute_in_worker)   # a GPU worker exits after its run: memory given back
     threads = max(1, math.floor(cpus))
     refs = {}
     for fp, cfg in jobs.items():

@@ -138,7 +138,12 @@ def borrow_runs(configs: list[dict], cache_dir: str | Path, source: str) -> int:
 
 
 def start(module: ModuleType, ip=None, show: bool = True) -> Notebook:
-    """Check the notebook's parameters, resolve the artefact's settings (validated against its PARAMS), show them."""
+    """Set the kernel's process up as every entry point does (`fedlib.set_up_process`: the portable CPU path, pinned
+    here, before torch loads; so an artefact module imports without torch, fedlib/reporting/artefact.py), check the
+    notebook's parameters, resolve the artefact's settings (validated against its PARAMS), show them."""
+    import fedlib
+
+    fedlib.set_up_process()
     if ip is None:
         from IPython import get_ipython
 
