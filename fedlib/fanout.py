@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import json
 import math
 import multiprocessing as mp
 import os
@@ -72,6 +73,60 @@ def execute_group(cfgs: list[dict], threads: int | None = None) -> list:
     return outcomes
 
 
+# ---------------------------------------------------------------------------------------------- the pool's schedule
+#: the most runs driven side by side in one worker (five seeds of a configuration are the usual group)
+MAX_GROUP = 8
+#: FEDLIB_LOCKSTEP=off: every run is a pool task of its own (no runs side by side; the same records, more time)
+LOCKSTEP_SWITCH, LOCKSTEP_VALUES = "FEDLIB_LOCKSTEP", ("on", "off")
+
+
+def lockstep_on() -> bool:
+    """Whether pool workers run the seeds of one small configuration side by side ($FEDLIB_LOCKSTEP, default on);
+    another value is refused in one line."""
+    value = os.environ.get(LOCKSTEP_SWITCH, "on").strip().lower() or "on"
+    if value not in LOCKSTEP_VALUES:
+        raise ConfigError(f"{LOCKSTEP_SWITCH}={os.environ[LOCKSTEP_SWITCH]!r} is not allowed; allowed: "
+                          f"{', '.join(LOCKSTEP_VALUES)}")
+    return value == "on"
+
+
+def groupable(cfg: Mapping) -> bool:
+    """A resolved configuration (dict) whose runs may share oracle calls: on the CPU, stacked path, a model without a
+    frozen base. (GPU runs keep one process per run: several models and datasets at once would share its memory.)"""
+    from fedlib.models import MODELS  # here: this module loads no torch (the fork server's warm-up)
+
+    spec = MODELS.get(cfg.get("model"))
+    return (cfg.get("device") == "cpu" and cfg.get("oracle") == "stacked" and spec is not None and spec.stacked
+            and not spec.frozen_base)
+
+
+def groups(jobs: Mapping[str, Mapping], singles_at_end: int = 0, together: bool = True) -> list[list[str]]:
+    """The fingerprints of `jobs` ({fingerprint: resolved config dict}) in pool tasks: configurations equal but for
+    their seed, at most MAX_GROUP each, run side by side in one worker (fedlib/engine/lockstep.py; not when
+    `together` is False); every other job alone. A pool works through its tasks in order, so the likely longest go
+    first (by runs x round cap, the only cost known before a run; ties keep their order), and the last groups are
+    split into single runs until at least `singles_at_end` runs end the list, so that no worker waits long for
+    another's last task (FAFED Figure 1's six groups in their order on two workers: one worker idle for 49 of
+    131 s)."""
+    keyed: dict[str, list[str]] = {}
+    out: list[list[str]] = []
+    for fp, cfg in jobs.items():
+        if not (together and groupable(cfg)):
+            out.append([fp])
+            continue
+        key = json.dumps({k: v for k, v in cfg.items() if k != "seed"}, sort_keys=True, default=str)
+        group = keyed.get(key)
+        if group is None or len(group) >= MAX_GROUP:
+            group = keyed[key] = []
+            out.append(group)
+        group.append(fp)
+    out.sort(key=lambda task: -len(task) * int(jobs[task[0]].get("rounds") or 0))   # the longest first (stable)
+    tail: list[list[str]] = []
+    while out and len(tail) < singles_at_end:
+        tail[:0] = [[fp] for fp in out.pop()]
+    return out + tail
+
+
 # ---------------------------------------------------------------------------------------------- backends
 def serial(jobs: Mapping[str, dict]) -> Iterator[Outcome]:
     """Every run in this process, one after another."""
@@ -86,18 +141,17 @@ def serial(jobs: Mapping[str, dict]) -> Iterator[Outcome]:
 def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None) -> Iterator[Outcome]:
     """A pool of `workers` processes, one torch thread each (`_context`: forked from a preloaded server, or spawned).
 
-    Runs that differ only in their seed go to one worker together and share their oracle calls there
-    (`lockstep.groups`: small stacked models on the CPU), but for the last 4 x `workers` runs, which go singly so that
-    the pool's tail is short; every other run is a task of its own.
+    Runs that differ only in their seed go to one worker together and share their oracle calls there (`groups`:
+    small stacked models on the CPU; FEDLIB_LOCKSTEP=off: never), but for the last 4 x `workers` runs, which go
+    singly so that the pool's tail is short; every other run is a task of its own.
     `path`: the CPU math path the workers take (fedlib/cpu_path.py); a spawned worker pins it before torch loads
     (`_worker_start`), so it can take either path whatever this process runs.
     A worker that dies (or a fork server that dies while starting one) breaks the pool: the runs it lost (those not
     finished) are retried once in a fresh pool, with one line on stderr naming the dead worker; runs that finished
     are never run again. Runs lost a second time fail with that cause. Workers and their fork server exit when this
     process dies (fedlib/lifeline.py)."""
-    from fedlib.engine.lockstep import groups
-
-    lost, why = yield from _pool(groups(jobs, singles_at_end=4 * workers), jobs, workers, path)
+    tasks = groups(jobs, singles_at_end=4 * workers, together=lockstep_on())
+    lost, why = yield from _pool(tasks, jobs, workers, path)
     if lost:
         print(f"fedlib: the process pool broke ({why}); its {sum(map(len, lost))} unfinished run(s) are retried once "
               "in a fresh pool", file=sys.stderr, flush=True)
@@ -294,5 +348,5 @@ def gpu_share(peak_bytes: float | None, device_bytes: float | None, headroom: fl
     return 1.0 / min(max(k, 1), max_runs_per_gpu)
 
 
-__all__ = ["BACKENDS", "PRELOAD", "cluster_gpus", "connect_ray", "execute", "gpu_share", "process_pool", "ray_module",
-           "ray_tasks", "serial", "set_threads", "warm_up"]
+__all__ = ["BACKENDS", "MAX_GROUP", "PRELOAD", "cluster_gpus", "connect_ray", "execute", "gpu_share", "groupable",
+           "groups", "lockstep_on", "process_pool", "ray_module", "ray_tasks", "serial", "set_threads", "warm_up"]

@@ -53,7 +53,10 @@ class Notebook:
     # ------------------------------------------------------------------------------------------ runs
     def configs(self) -> list[dict]:
         """The artefact's run configurations, on the portable CPU path unless its params block says otherwise
-        (committed reports must not depend on the host's instruction set: fedlib/cpu_path.py)."""
+        (committed reports must not depend on the host's instruction set: fedlib/cpu_path.py). `start` pinned this
+        kernel to that path, so the runs go where `workers` says; where it could not (torch loaded first, or a user's
+        own MKL/ATen/oneDNN setting kept), `run_many` runs them in `workers` fresh processes (at least one) that
+        take it, and its first line says so."""
         return [{**c, "cpu_path": c.get("cpu_path", "portable")} for c in self.module.configs(self.settings)]
 
     def runs(self, show: bool = True) -> list[dict]:
