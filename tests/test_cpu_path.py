@@ -49,7 +49,7 @@ fedlib.set_up_process()
 from fedlib.experiments import run_many
 cfg = {"algorithm": "fedadam_ssm", "dataset": "digits", "model": "mlp_small", "rounds": 3, "n_clients": 10,
        "clients_per_round": 4, "local_steps": 3, "seed": 1, "threads": 1, "cpu_path": "portable"}
-rec = run_many([cfg], tempfile.mkdtemp(), workers=1, label="many")[0]
+rec = run_many([cfg, {**cfg, "seed": 2}], tempfile.mkdtemp(), workers=1, label="many")[0]
 losses = [r["train_loss"] for r in rec["rounds"]] + [rec["summary"]["final_test_acc"]]
 print(json.dumps({"path": rec["environment"]["cpu_path"]["path"],
                   "hash": hashlib.sha256(json.dumps(losses).encode()).hexdigest()}))
@@ -86,8 +86,8 @@ def test_a_users_own_settings_are_kept_and_portable_runs_pinned_in_workers():
     assert out.returncode == 0, out.stderr[-2000:]
     pooled = json.loads(out.stdout.strip().splitlines()[-1])
     assert pooled == {"path": "portable", "hash": clean["hash"]}
-    # workers=1 is kept, and the first line says why the run is not in this process
-    assert ("1 to run on 1 process(es) started on cpu_path=portable, which this process does not run"
+    # workers=1 is kept (one fresh process for both runs), and the first line says why they are not in this process
+    assert ("2 to run on 1 process(es) started on cpu_path=portable, which this process does not run"
             in out.stdout), out.stdout
     old = _child("native", HOSTS["old host"])
     assert old["capability"] == "DEFAULT" and old["path"] == "native"
