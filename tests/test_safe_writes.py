@@ -255,6 +255,8 @@ def test_a_write_killed_between_renames_is_finished_by_the_next_call(committed, 
     ("a.svg", b"<svg><g></svg>", "does not parse as SVG"),
     ("a.md", b"\xff\xfe", "not UTF-8"),
     ("a.md", b"", "empty"),
+    ("a.txt", b"text", "not an artefact file name"),     # the next call's roll forward moves artefact files only
+    (".a.md", b"text", "not an artefact file name"),
 ])
 def test_an_incomplete_file_is_refused_in_one_line(tmp_path, name, data, why):
     def write(folder):

@@ -95,7 +95,8 @@ def write_files(out_dir: str | Path, name: str, write: Callable[[Path], Sequence
 
 def _checked(path: Path, target: Path) -> bytes:
     """The bytes of a staged file that is complete and may replace `target` (synced to disk), else _Bad."""
-    why = _check(path)
+    why = None if NAME.fullmatch(path.name) else "not an artefact file name (allowed: *.png, .svg, .csv, .md, .json)"
+    why = why or _check(path)
     if why is None:
         st = os.lstat(target) if os.path.lexists(target) else None
         if st and stat.S_ISDIR(st.st_mode):
