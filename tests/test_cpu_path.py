@@ -176,3 +176,28 @@ def test_the_command_line_pins_the_cpu_path_before_torch_loads():
                             capture_output=True, text=True, cwd=ROOT, timeout=300, check=True).stdout.split()
              for m in ("fedlib", "fedlib.cli")]
     assert lines == [["None", "None", "False"], ["COMPATIBLE,STRICT", "portable", "True"]]
+
+
+NOTEBOOK_START = """
+import json, os, sys, types
+from fedlib.papers.fafed import theorem1            # a notebook's first cell: its artefact module, then start
+from fedlib.reporting import notebook
+before = "torch" in sys.modules
+ns = {"profile": "embedded", "overrides": {}, "params_file": "params.yaml", "out_dir": sys.argv[1],
+      "cache_dir": sys.argv[1], "workers": 1, "force_recompute": False}
+notebook.start(theorem1, ip=types.SimpleNamespace(user_ns=ns), show=False)
+from fedlib import cpu_path
+print(json.dumps([before, os.environ.get("MKL_CBWR"), cpu_path.active()]))
+"""
+
+
+@needs_avx2
+@pytest.mark.slow
+def test_a_notebook_kernel_is_pinned_by_notebook_start_before_torch_loads(tmp_path):
+    """A notebook's kernel, started without any CPU setting: its first cell loads no torch (the artefact module
+    imports without it), and `notebook.start` pins the portable path, so the kernel's torch runs it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FEDLIB_CPU_PATH", *cpu_path.PORTABLE_ENV)}
+    out = subprocess.run([sys.executable, "-c", NOTEBOOK_START, str(tmp_path)], env={**env, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, "COMPATIBLE,STRICT", "portable"]
