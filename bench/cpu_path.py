@@ -41,6 +41,7 @@ HOSTS = {
 CHILD = """
 import json, sys, time
 import fedlib
+fedlib.set_up_process()                                 # as fedlib's entry points: before torch loads
 cfg = json.loads(sys.argv[1])
 fedlib.run({**cfg, "rounds": 1})                       # warm-up: data, model, kernels
 t = time.perf_counter()

@@ -1,4 +1,4 @@
-# ruff: noqa: I001  -- fedlib must be imported before torch (the portable CPU path), not in sorted order
+# ruff: noqa: I001, E402  -- the process is set up (fedlib.set_up_process) before torch is imported
 """What the host-independent square root costs: `fedlib.elementwise.sqrt` (numpy's IEEE root over the tensor's
 memory) against `torch.sqrt` (MKL's vector math on CPU), measured in one run, interleaved.
 
@@ -15,7 +15,9 @@ import argparse
 import statistics
 import time
 
-import fedlib  # noqa: F401  -- before torch: the portable CPU path
+import fedlib
+
+fedlib.set_up_process()  # before torch: the portable CPU path
 import torch
 
 from fedlib import elementwise

@@ -184,6 +184,9 @@ def describe(row: dict, modes: list[str]) -> str:
 
 
 def main() -> None:
+    import fedlib
+
+    fedlib.set_up_process()   # glibc reuses freed memory, as under fedlib's entry points (torch loaded: native path)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
     p.add_argument("--device", default="auto")

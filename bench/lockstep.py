@@ -9,13 +9,17 @@ each, their ratio, and whether every record of `together` equals its record `alo
     python bench/lockstep.py                      # FedMIM Table I, FedAdam-SSM Table I, FAFED Figure 1 (LSTM)
     python bench/lockstep.py --only fedmim --repeats 3
 """
+# ruff: noqa: E402  -- the process is set up (fedlib.set_up_process) before torch is imported
 from __future__ import annotations
 
 import argparse
 import importlib
 import time
 
-import fedlib  # noqa: F401  -- pins the CPU path before torch loads
+import fedlib
+
+fedlib.set_up_process()  # pins the CPU path before torch loads
+
 from fedlib.engine import lockstep, resolve, run
 from fedlib.fanout import set_threads
 from fedlib.reporting import artefact, profiles

@@ -30,7 +30,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=12, help="rows of the cProfile table to print")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    import fedlib  # noqa: F401  -- after torch: the native path, as in bench/peers.py
+    import fedlib
+    fedlib.set_up_process()  # after torch: the native path (nothing pinned); malloc as under fedlib's entry points
     from fedlib.engine import Simulation, resolve
     from fedlib.estimate import stand_in_data
 

@@ -143,8 +143,10 @@ class Plan:
     with the job's configuration that never trains; fedlib's own runs draw the very same sequence)."""
 
     def __init__(self, job: Job, data) -> None:
+        import fedlib
         from fedlib.engine import Simulation
 
+        fedlib.set_up_process()   # malloc as it was when Simulation set it (torch is loaded: no CPU pin)
         self.job = job
         self.sim = Simulation(job.fedlib_config("loop", device="cpu"), data=data)   # fedlib draws on CPU anyway
         self.x0 = self.sim.server["x"].clone()

@@ -17,6 +17,9 @@ from fedlib.engine import run
 
 
 def main() -> None:
+    import fedlib
+
+    fedlib.set_up_process()   # glibc reuses freed memory, as under fedlib's entry points (torch loaded: native path)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--algorithms", nargs="+", default=["fedavg", "scaffold", "localadam", "fedlada", "fadamet",
                                                          "fadamgt"], choices=sorted(ALGORITHMS))

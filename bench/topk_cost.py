@@ -88,6 +88,9 @@ def measure(setting: dict, clients: int, local_steps: int, reps: int) -> dict:
 
 
 def main() -> None:
+    import fedlib
+
+    fedlib.set_up_process()   # glibc reuses freed memory, as under fedlib's entry points (torch loaded: native path)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--local-steps", type=int, default=30)

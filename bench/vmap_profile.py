@@ -1,4 +1,4 @@
-# ruff: noqa: I001  -- fedlib must be imported before torch (the portable CPU path), not in sorted order
+# ruff: noqa: I001, E402  -- the process is set up (fedlib.set_up_process) before torch is imported
 """Why the vmapped cohort call is slower than the per-client loop on CPU for convolutional models: a profile.
 
 For each model, one cohort call of the oracle (C clients × one minibatch: forward, backward, per-client gradients)
@@ -17,7 +17,9 @@ import argparse
 import time
 from functools import partial
 
-import fedlib  # noqa: F401  -- pins the CPU path before torch loads
+import fedlib
+
+fedlib.set_up_process()  # pins the CPU path before torch loads
 import torch
 from torch.profiler import ProfilerActivity, profile
 

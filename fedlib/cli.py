@@ -4,7 +4,12 @@ Every failure is one line on stderr and an exit code: 2 = refused input (config,
 checkpoint), 3 = data missing or corrupt, 1 = a write failed mid-run, 130 = interrupted. Refusals happen before
 any compute and leave nothing under --out.
 """
+# ruff: noqa: E402  -- the process is set up before the imports that load torch
 from __future__ import annotations
+
+import fedlib
+
+fedlib.set_up_process()  # this command's process: the CPU path (before torch loads) and malloc, fedlib/__init__.py
 
 import argparse
 import json

@@ -23,7 +23,9 @@ with AVX2 (Intel since Haswell, 2013; AMD since Excavator, 2015, and every Zen),
 The thread count is fixed per run (`threads`, fingerprinted), which MKL's reproducibility also requires.
 
 The first three are environment variables that the libraries read when they load, so they must be set before torch
-is imported: `import fedlib` does it (`pin_at_import`) unless torch is already loaded or `FEDLIB_CPU_PATH=native`.
+is imported: `pin()` does it, unless torch is already loaded or `FEDLIB_CPU_PATH=native`. `import fedlib` changes
+nothing; fedlib's entry points call `fedlib.set_up_process()` (which pins) before they load torch: the command line,
+a notebook's `notebook.start`, every pool or Ray worker, and tests/conftest.py. A script of your own calls it first.
 A value the user set for one of them is never replaced: it is kept, the process is then on the native path, and a
 run that asks for `portable` is refused in one line naming the variable (`run_many` still runs portable
 configurations, in fresh workers it pins). An unknown `FEDLIB_CPU_PATH` is refused in one line at the first run.
@@ -33,7 +35,7 @@ fresh worker processes that have it. The path is recorded in each run's `environ
 fingerprint. What remains host-dependent: glibc's libm (exp/log/tanh) selects FMA variants by CPU feature, so hosts
 with and without FMA may differ; every x86-64 host with AVX2 has FMA. Different torch, MKL or glibc builds differ.
 
-This module imports no torch at import time (fedlib/__init__.py imports it before torch loads).
+This module imports no torch at import time (entry points import it before torch loads).
 """
 from __future__ import annotations
 
@@ -44,9 +46,9 @@ PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE,STRICT", 
 PORTABLE_CAPABILITY = "AVX2"          # what torch.backends.cpu.get_cpu_capability() reports on the portable path
 PATHS = ("portable", "native")
 CHOICES = ("auto", *PATHS)
-ENV_SWITCH = "FEDLIB_CPU_PATH"          # portable (default) | native: what `import fedlib` sets up for this process
+ENV_SWITCH = "FEDLIB_CPU_PATH"          # portable (default) | native: what `pin()` sets up for this process
 
-_pinned_here = False                    # set when pin_at_import changed the environment of this process
+_pinned_here = False                    # set when pin() changed the environment of this process
 _kept_from_user: dict[str, str] = {}    # portable variables the user had set otherwise (kept, not replaced)
 
 
@@ -81,7 +83,7 @@ def pin_environment(env: dict | os._Environ) -> None:
     env[ENV_SWITCH] = "portable"
 
 
-def pin_at_import() -> bool:
+def pin() -> bool:
     """Pin the portable path for this process if torch has not loaded yet and native was not asked for. A variable
     the user already set to another value is kept (`user_settings`), and the process is then native."""
     global _pinned_here, _kept_from_user
@@ -96,7 +98,7 @@ def pin_at_import() -> bool:
 
 
 def pinned_here() -> bool:
-    """Whether `import fedlib` wrote the portable path's settings into this process's environment."""
+    """Whether `pin()` wrote the portable path's settings into this process's environment."""
     return _pinned_here
 
 
@@ -138,10 +140,11 @@ def refusal(choice: str) -> str | None:
                 return (f"cpu_path=portable needs a CPU with AVX2 (the portable path runs ATen's AVX2 kernels); this "
                         f"host gives torch's {cap} kernels; use cpu_path=native (allowed: auto, portable, native)")
         return (f"cpu_path=portable: this process already runs torch's {torch.backends.cpu.get_cpu_capability()} "
-                f"kernels (torch was imported before fedlib, or {ENV_SWITCH}=native); import fedlib before torch, "
-                f"start Python with {ENV_SWITCH}=portable, or use cpu_path=native (allowed: auto, portable, native)")
-    return (f"cpu_path=native: this process pinned the portable CPU path when fedlib was imported; start Python "
-            f"with {ENV_SWITCH}=native (or import torch before fedlib) for the host's native kernels "
+                f"kernels (torch was imported before fedlib.set_up_process() pinned the path, or {ENV_SWITCH}="
+                f"native); call fedlib.set_up_process() before torch loads, start Python with {ENV_SWITCH}=portable, "
+                f"or use cpu_path=native (allowed: auto, portable, native)")
+    return (f"cpu_path=native: this process pinned the portable CPU path (fedlib.set_up_process); start Python "
+            f"with {ENV_SWITCH}=native (or run without fedlib.set_up_process) for the host's native kernels "
             f"(allowed: auto, portable, native)")
 
 

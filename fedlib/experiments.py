@@ -193,6 +193,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
         raise ConfigError(f"backend={backend!r} is not known; allowed: {', '.join(fanout.BACKENDS)}")
     if backend == "ray":
         fanout.ray_module()                                    # installed? (one line before any compute)
+    fanout.lockstep_on()                                       # $FEDLIB_LOCKSTEP on or off (one line if neither)
     if not (isinstance(gpus_per_run, (int, float)) and gpus_per_run >= 0 or gpus_per_run == "auto"):
         raise ConfigError(f"gpus_per_run={gpus_per_run!r} is not allowed; allowed: a number >= 0 or 'auto'")
     if not cpus_per_run > 0:
@@ -225,9 +226,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     jobs = {fp: cfg for fp, cfg in todo.items() if fp not in unwritten}    # resolved: workers take them as is
     total = len(jobs)
     path = _cpu_path_of(todo.values())
-    fresh = path != cpu_path.active() and backend == "process"
-    if fresh:
-        workers = max(workers, 2)              # runs this process cannot give their CPU path: fresh workers
+    fresh = path != cpu_path.active() and backend == "process"     # runs this process cannot give their CPU path
     ray_owned = False
     if not total:
         outcomes = iter(())
@@ -236,10 +235,12 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
         ray_owned = fanout.connect_ray(workers)
         outcomes = fanout.ray_tasks(jobs, cpus_per_run, _gpu_shares({fp: todo[fp] for fp in jobs}, gpus_per_run))
         where = f"Ray ({os.environ.get('RAY_ADDRESS') or 'local cluster'})"
-    elif workers <= 1 or (total == 1 and not fresh):
+    elif not fresh and (workers <= 1 or total == 1):
         outcomes, where = fanout.serial(jobs), "this process"
-    else:
-        outcomes, where = fanout.process_pool(jobs, workers, path), f"{min(workers, total)} processes"
+    else:                       # `workers` processes (at least one: fresh ones where this process has another path)
+        outcomes = fanout.process_pool(jobs, max(workers, 1), path)
+        where = f"{min(max(workers, 1), total)} process(es)" + (
+            f" started on cpu_path={path}, which this process does not run" if fresh else "")
     if verbose:
         _log(f"[{label}] {len(keys)} configurations, {len(set(keys))} distinct: {len(records)} cached, "
              f"{total} to run on {where}; cache {cache}"

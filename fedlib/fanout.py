@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import json
 import math
 import multiprocessing as mp
 import os
@@ -23,6 +24,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 
+import fedlib
 from fedlib import lifeline
 from fedlib.cpu_path import ENV_SWITCH, PATHS, PORTABLE_ENV, pin_environment, pinned_here, user_settings
 from fedlib.errors import ConfigError
@@ -72,6 +74,61 @@ def execute_group(cfgs: list[dict], threads: int | None = None) -> list:
     return outcomes
 
 
+# ---------------------------------------------------------------------------------------------- the pool's schedule
+#: the most runs driven side by side in one worker (five seeds of a configuration are the usual group)
+MAX_GROUP = 8
+#: FEDLIB_LOCKSTEP=off: every run is a pool task of its own (no runs side by side; the same records, more time)
+LOCKSTEP_SWITCH, LOCKSTEP_VALUES = "FEDLIB_LOCKSTEP", ("on", "off")
+
+
+def lockstep_on() -> bool:
+    """Whether pool workers run the seeds of one small configuration side by side ($FEDLIB_LOCKSTEP, default on);
+    another value is refused in one line."""
+    value = os.environ.get(LOCKSTEP_SWITCH, "on").strip().lower() or "on"
+    if value not in LOCKSTEP_VALUES:
+        raise ConfigError(f"{LOCKSTEP_SWITCH}={os.environ[LOCKSTEP_SWITCH]!r} is not allowed; allowed: "
+                          f"{', '.join(LOCKSTEP_VALUES)}")
+    return value == "on"
+
+
+def groupable(cfg: Mapping) -> bool:
+    """A resolved configuration (dict) whose runs may share oracle calls: on the CPU, stacked path, a model without a
+    frozen base. (GPU runs keep one process per run: several models and datasets at once would share its memory.)"""
+    from fedlib.models import MODELS  # here: this module loads no torch (the fork server's warm-up)
+
+    spec = MODELS.get(cfg.get("model"))
+    return (cfg.get("device") == "cpu" and cfg.get("oracle") == "stacked" and spec is not None and spec.stacked
+            and not spec.frozen_base)
+
+
+def groups(jobs: Mapping[str, Mapping], singles_at_end: int = 0, together: bool = True) -> list[list[str]]:
+    """The fingerprints of `jobs` ({fingerprint: resolved RunConfig or its dict}) in pool tasks: configurations equal
+    but for their seed, at most MAX_GROUP each, run side by side in one worker (fedlib/engine/lockstep.py; not when
+    `together` is False); every other job alone. A pool works through its tasks in order, so the likely longest go
+    first (by runs x round cap, the only cost known before a run; ties keep their order), and the last groups are
+    split into single runs until at least `singles_at_end` runs end the list, so that no worker waits long for
+    another's last task (FAFED Figure 1's six groups in their order on two workers: one worker idle for 49 of
+    131 s)."""
+    keyed: dict[str, list[str]] = {}
+    out: list[list[str]] = []
+    jobs = {fp: cfg if isinstance(cfg, Mapping) else cfg.to_dict() for fp, cfg in jobs.items()}
+    for fp, cfg in jobs.items():
+        if not (together and groupable(cfg)):
+            out.append([fp])
+            continue
+        key = json.dumps({k: v for k, v in cfg.items() if k != "seed"}, sort_keys=True, default=str)
+        group = keyed.get(key)
+        if group is None or len(group) >= MAX_GROUP:
+            group = keyed[key] = []
+            out.append(group)
+        group.append(fp)
+    out.sort(key=lambda task: -len(task) * int(jobs[task[0]].get("rounds") or 0))   # the longest first (stable)
+    tail: list[list[str]] = []
+    while out and len(tail) < singles_at_end:
+        tail[:0] = [[fp] for fp in out.pop()]
+    return out + tail
+
+
 # ---------------------------------------------------------------------------------------------- backends
 def serial(jobs: Mapping[str, dict]) -> Iterator[Outcome]:
     """Every run in this process, one after another."""
@@ -86,18 +143,17 @@ def serial(jobs: Mapping[str, dict]) -> Iterator[Outcome]:
 def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None) -> Iterator[Outcome]:
     """A pool of `workers` processes, one torch thread each (`_context`: forked from a preloaded server, or spawned).
 
-    Runs that differ only in their seed go to one worker together and share their oracle calls there
-    (`lockstep.groups`: small stacked models on the CPU), but for the last 4 x `workers` runs, which go singly so that
-    the pool's tail is short; every other run is a task of its own.
-    `path`: the CPU math path the workers take (fedlib/cpu_path.py); a spawned worker imports fedlib before torch,
-    so it can take either path whatever this process runs.
+    Runs that differ only in their seed go to one worker together and share their oracle calls there (`groups`:
+    small stacked models on the CPU; FEDLIB_LOCKSTEP=off: never), but for the last 4 x `workers` runs, which go
+    singly so that the pool's tail is short; every other run is a task of its own.
+    `path`: the CPU math path the workers take (fedlib/cpu_path.py); a spawned worker pins it before torch loads
+    (`_worker_start`), so it can take either path whatever this process runs.
     A worker that dies (or a fork server that dies while starting one) breaks the pool: the runs it lost (those not
     finished) are retried once in a fresh pool, with one line on stderr naming the dead worker; runs that finished
     are never run again. Runs lost a second time fail with that cause. Workers and their fork server exit when this
     process dies (fedlib/lifeline.py)."""
-    from fedlib.engine.lockstep import groups
-
-    lost, why = yield from _pool(groups(jobs, singles_at_end=4 * workers), jobs, workers, path)
+    tasks = groups(jobs, singles_at_end=4 * workers, together=lockstep_on())
+    lost, why = yield from _pool(tasks, jobs, workers, path)
     if lost:
         print(f"fedlib: the process pool broke ({why}); its {sum(map(len, lost))} unfinished run(s) are retried once "
               "in a fresh pool", file=sys.stderr, flush=True)
@@ -146,9 +202,18 @@ def _dead(procs: Mapping[int, object]) -> str:
 
 
 def _worker_start(threads: int | None) -> None:
-    """A pool worker's initializer: exit with its parent (the fork server, or this process), one torch thread."""
+    """A pool worker's initializer: exit with its parent (the fork server, or this process), set up as every entry
+    point (a spawned worker pins its CPU path here, before torch loads; a forked one has its server's), one torch
+    thread."""
     lifeline.die_with_parent()
+    fedlib.set_up_process()
     set_threads(threads)
+
+
+def _execute_in_worker(cfg: dict, threads: int | None = None) -> dict:
+    """`execute` in a Ray worker, set up first as every entry point (the CPU path its runtime_env names)."""
+    fedlib.set_up_process()
+    return execute(cfg, threads)
 
 
 # The engine's modules, imported once by the fork server: its workers start with torch and fedlib loaded.
@@ -160,7 +225,7 @@ def _context(path: str | None):
     """How workers start. On this process's own CPU path: forked from Python's fork server, a single-threaded
     process that imported PRELOAD once and never ran a torch operation, so a fork is safe (unlike a fork of this
     process, whose torch may have started threads) and each worker skips the 2 s import of torch and the engine.
-    On another path: spawned, a fresh interpreter that pins `path` as it imports fedlib (the fork server keeps the
+    On another path: spawned, a fresh interpreter that pins `path` in its initializer (the fork server keeps the
     path it started with)."""
     from fedlib import cpu_path
 
@@ -188,10 +253,10 @@ def warm_up() -> None:
 
 @contextlib.contextmanager
 def _child_cpu_path(path: str | None):
-    """Spawned workers read $FEDLIB_CPU_PATH when they import fedlib: set it while the pool starts them. For a native
-    worker of a process that pinned the portable path, the library settings fedlib wrote into this environment are
-    left out too (a child inherits them, and they would pin its torch just the same); a portable worker gets the
-    portable settings even where this process kept a user's own (fedlib/cpu_path.py)."""
+    """Spawned workers read $FEDLIB_CPU_PATH when they set up (`_worker_start`): set it while the pool starts them.
+    For a native worker of a process that pinned the portable path, the library settings fedlib wrote into this
+    environment are left out too (a child inherits them, and they would pin its torch just the same); a portable
+    worker gets the portable settings even where this process kept a user's own (fedlib/cpu_path.py)."""
     keys = (ENV_SWITCH, *PORTABLE_ENV)
     before = {k: os.environ.get(k) for k in keys}
     if path is not None:
@@ -215,15 +280,16 @@ def _child_cpu_path(path: str | None):
 def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
     """One Ray task per run with `cpus` CPUs and `gpus[fp]` GPUs (fractions share a GPU), on the connected cluster
     (`connect_ray`)."""
-    ray = ray_module()              # each worker takes the run's CPU path when it imports fedlib (runtime_env)
-    cpu_task = ray.remote(execute)                       # CPU workers are reused (no torch import per run)
-    gpu_task = ray.remote(max_calls=1)(execute)          # a GPU worker exits after its run: memory given back
+    ray = ray_module()              # each worker takes the run's CPU path (runtime_env) as it sets up
+    cpu_task = ray.remote(_execute_in_worker)            # CPU workers are reused (no torch import per run)
+    gpu_task = ray.remote(max_calls=1)(_execute_in_worker)   # a GPU worker exits after its run: memory given back
     threads = max(1, math.floor(cpus))
     refs = {}
     for fp, cfg in jobs.items():
         g = float(gpus.get(fp, 0.0))
         task = gpu_task if g > 0 else cpu_task
-        env = {"env_vars": {ENV_SWITCH: cfg.get("cpu_path", "auto")}} if cfg.get("cpu_path") in PATHS else None
+        path = cfg.get("cpu_path") if isinstance(cfg, Mapping) else cfg.cpu_path
+        env = {"env_vars": {ENV_SWITCH: path}} if path in PATHS else None
         refs[task.options(num_cpus=cpus, num_gpus=g, name=f"fedlib-run-{fp}", max_retries=0,
                           runtime_env=env).remote(cfg, threads)] = fp
     pending = list(refs)
@@ -317,5 +383,6 @@ def gpu_share(peak_bytes: float | None, device_bytes: float | None, headroom: fl
     return 1.0 / min(max(k, 1), max_runs_per_gpu)
 
 
-__all__ = ["BACKENDS", "PRELOAD", "RayNotStarted", "cluster_gpus", "connect_ray", "execute", "gpu_share",
-           "process_pool", "ray_module", "ray_tasks", "serial", "set_threads", "warm_up"]
+__all__ = ["BACKENDS", "MAX_GROUP", "PRELOAD", "RayNotStarted", "cluster_gpus", "connect_ray", "execute", "gpu_share",
+           "groupable", "groups", "lockstep_on", "process_pool", "ray_module", "ray_tasks", "serial", "set_threads",
+           "warm_up"]

@@ -7,8 +7,9 @@ cost rivals the arithmetic of a flat-vector update: it was most of the engine's 
 `trim_bytes` of freed memory for reuse. Numbers do not change, only where buffers come from; the price is that a
 process keeps up to `trim_bytes` of freed memory instead of returning it to the OS.
 
-Applied once per process by `fedlib.engine.Simulation` on CPU (Linux with glibc only); set
-FEDLIB_HOST_MALLOC=default to leave malloc alone.
+Applied once per process by fedlib's entry points (`fedlib.set_up_process`: the command line, notebooks, pool and
+Ray workers, the test suite), never by `import fedlib` (Linux with glibc only); set FEDLIB_HOST_MALLOC=default to
+leave malloc alone.
 """
 from __future__ import annotations
 

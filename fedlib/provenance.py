@@ -17,7 +17,8 @@ NUMERIC_SOURCES = ("config.py", "hparams.py", "engine", "oracle.py", "metrics.py
 
 #: modules a run loads that cannot change its numbers, each with why
 NOT_NUMERIC = {
-    "__init__.py": "the version (part of the run cache's key) and the call that pins the CPU path (cpu_path.py)",
+    "__init__.py": "the version (part of the run cache's key) and set_up_process, the entry points' CPU path pin "
+                   "(cpu_path.py) and malloc setting (hostmem.py)",
     "errors.py": "exception classes and their messages",
     "hostmem.py": "where freed host memory is reused (fedlib.config.NON_NUMERIC: state placement)",
     "outdir.py": "where output files go",

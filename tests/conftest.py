@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-import fedlib  # noqa: F401  -- before torch: the suite runs on the CPU path users get (fedlib/cpu_path.py)
+import fedlib
+
+fedlib.set_up_process()  # before torch, as every entry point: the suite runs on the CPU path users get
 import torch  # noqa: E402,I001
 
 # Tests must be reproducible and fast on 2 cores; keep per-test threading small and caches inside tmp.

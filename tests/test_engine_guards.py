@@ -63,7 +63,7 @@ def test_lockstep_groups_through_the_process_pool_give_the_serial_records(tmp_pa
     group, computed side by side in one worker; every record is the one its configuration gives alone."""
     cfgs = [{**SMALL, "seed": s} for s in range(18)]
     jobs = {experiments.fingerprint(c): experiments.resolve_config(c).to_dict() for c in cfgs}
-    tasks = lockstep.groups(jobs, singles_at_end=8)
+    tasks = fanout.groups(jobs, singles_at_end=8)
     assert sorted(len(t) for t in tasks) == [1] * 10 + [8]
     serial = experiments.run_many(cfgs, tmp_path / "serial", workers=1, verbose=False)
     pooled = experiments.run_many(cfgs, tmp_path / "pool", workers=2, verbose=False)

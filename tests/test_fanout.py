@@ -206,7 +206,9 @@ def _wait(predicate, timeout: float) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_driver_takes_its_fork_server_and_workers_with_it(tmp_path):
     """SIGKILL of a run_many driver whose 2 workers are computing: the fork server, both workers and the resource
-    tracker are gone within 5 s (they kept computing: each worker holds the pipe that tells the server to stop)."""
+    tracker are gone within 30 s (they kept computing, for a million rounds, before fedlib/lifeline.py: each worker
+    holds the pipe that tells the server to stop). The bound is loose because other processes on a 2-core machine
+    can delay the exits by seconds; without the lifeline nothing exits at all."""
     script = tmp_path / "long.py"
     script.write_text(LONG)
     driver = subprocess.Popen([sys.executable, str(script), str(tmp_path / "cache")], start_new_session=True,
@@ -215,7 +217,7 @@ def test_a_killed_driver_takes_its_fork_server_and_workers_with_it(tmp_path):
         servers = lambda: [c for c in _session(driver.pid).values() if "multiprocessing.forkserver" in c]
         assert _wait(lambda: len(servers()) == 3, 120), _session(driver.pid)     # the server and its 2 workers
         os.kill(driver.pid, signal.SIGKILL)
-        assert _wait(lambda: _session(driver.pid) == {}, 5), _session(driver.pid)
+        assert _wait(lambda: _session(driver.pid) == {}, 30), _session(driver.pid)
     finally:
         driver.kill()
         driver.wait()
@@ -235,7 +237,7 @@ def finished():
 
 
 def run(cfg):                           # in the workers (they import this file as their main module)
-    if cfg["seed"] == 0 and not (work / "died").exists():
+    if cfg.seed == 0 and not (work / "died").exists():
         while len(finished()) < 5:      # die once the other worker has finished every other run (and 1 s more,
             time.sleep(0.05)            # so its last record has reached the driver): no run is lost but this one
         time.sleep(1)
@@ -243,7 +245,7 @@ def run(cfg):                           # in the workers (they import this file 
         os._exit(7)
     record = real(cfg)
     with open(work / "finished", "a") as log:
-        log.write(f"{cfg['seed']}\\n")
+        log.write(f"{cfg.seed}\\n")
     return record
 
 engine.run = run

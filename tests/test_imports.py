@@ -5,6 +5,7 @@ graph's cycles and the imports inside functions); the last test imports each mod
 """
 from __future__ import annotations
 
+import ast
 import functools
 import subprocess
 import sys
@@ -18,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1] / "fedlib"
 
 #: Imports deliberately kept inside a function that point back up the layers; each with why it must stay lazy.
 LAZY_BACK_EDGES = {
-    ("fedlib", "fedlib.engine"): "fedlib.run: `import fedlib` pins the CPU path before torch loads, so it loads "
-                                 "no torch itself",
+    ("fedlib", "fedlib.engine"): "fedlib.run: `import fedlib` loads no torch, so that an entry point can pin the "
+                                 "CPU path (fedlib.set_up_process) before torch loads",
 }
 
 #: Leaf modules: what each may import from fedlib at module level.
@@ -107,7 +108,8 @@ OPTIONAL = ("ray", "transformers", "peft", "datasets", "papermill", "nbformat", 
 
 _IMPORT_EACH = textwrap.dedent("""
     import importlib, json, sys
-    import fedlib  # noqa: F401  -- first, as every entry point: it pins the CPU path before torch loads
+    import fedlib
+    fedlib.set_up_process()      # first, as every entry point: the CPU path before torch loads
     optional = set(sys.argv[1].split(","))
     failed, skipped = {}, {}
     for name in sys.argv[2:]:
@@ -197,11 +199,71 @@ _ARTEFACTS_WITHOUT_TORCH = textwrap.dedent("""
     print(json.dumps([len(names), pulled]))
 """)
 
-#: artefact modules that may load torch at import, each with why
-TORCH_AT_IMPORT = {
-    "fedlib.papers.fafed.theorem1": "its module-level constants (the counterexample's x_0 and pieces) live in "
-                                    "fedlib.data.counterexample, beside the torch gradient; its 16 runs take 6 s",
-}
+#: artefact modules that may load torch at import, each with why (none: fedlib/reporting/artefact.py's rule)
+TORCH_AT_IMPORT: dict[str, str] = {}
+
+#: libraries that load torch when imported
+TORCH_LIBRARIES = {"torch", "torchvision", "transformers", "peft"}
+
+
+def _loads_torch(path: Path) -> bool:
+    """Whether the module at `path` imports torch (or a library that loads it) when it is loaded: at module level,
+    in class bodies, under module-level `if`/`try`; not inside functions nor under `if TYPE_CHECKING:`."""
+    def visit(node) -> bool:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return any(visit(child) for child in node.orelse)
+        if isinstance(node, ast.Import):
+            return any(a.name.split(".")[0] in TORCH_LIBRARIES for a in node.names)
+        if isinstance(node, ast.ImportFrom):
+            return not node.level and (node.module or "").split(".")[0] in TORCH_LIBRARIES
+        return any(visit(child) for child in ast.iter_child_nodes(node))
+    return visit(ast.parse(path.read_text()))
+
+
+def _torch_chain(start: str, graph: dict[str, set[str]], names: dict[str, Path]) -> list[str] | None:
+    """The import chain from module `start` to the first module that loads torch, or None (breadth first)."""
+    parents, queue = {start: None}, [start]
+    for name in queue:
+        if _loads_torch(names[name]):
+            chain = [name]
+            while parents[chain[-1]]:
+                chain.append(parents[chain[-1]])
+            return chain[::-1]
+        for nxt in sorted(graph.get(name, ())):
+            if nxt not in parents:
+                parents[nxt] = name
+                queue.append(nxt)
+    return None
+
+
+def test_artefact_modules_and_the_notebook_runner_import_without_torch():
+    """The rule of fedlib/reporting/artefact.py, read statically: a notebook's first cell imports its artefact module
+    and `fedlib.reporting.notebook`, then `notebook.start` pins the CPU path, which must precede torch."""
+    from fedlib.reporting import artefact
+
+    graph, names = _fedlib()[0], module_names(ROOT)
+    modules = [f"fedlib.papers.{a.paper}.{a.name}" for p in artefact.papers() for a in artefact.artefacts(p)]
+    assert len(modules) >= 21
+    pulled = {m: _torch_chain(m, graph, names) for m in [*modules, "fedlib.reporting.notebook", "fedlib"]}
+    assert {m: " -> ".join(chain) for m, chain in pulled.items() if chain and m not in TORCH_AT_IMPORT} == {}
+
+
+def test_the_torch_check_finds_torch_through_a_chain(tmp_path):
+    """The check above can fail: torch imported two modules down (under `try`) is found; inside a function or under
+    TYPE_CHECKING it is not."""
+    pkg = tmp_path / "toy"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "art.py").write_text("from toy import mid\n")
+    (pkg / "mid.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n"
+                                "def f():\n    import torch\nfrom toy import low\n")
+    (pkg / "low.py").write_text("try:\n    from torch import nn\nexcept ImportError:\n    nn = None\n")
+    graph, names = module_imports(pkg), module_names(pkg)
+    assert _torch_chain("toy.art", graph, names) == ["toy.art", "toy.mid", "toy.low"]
+    (pkg / "low.py").write_text("import numpy\n")
+    assert _torch_chain("toy.art", graph, names) is None
 
 
 @pytest.mark.slow

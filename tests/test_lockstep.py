@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from fedlib import experiments
+from fedlib import experiments, fanout
 from fedlib.engine import lockstep, resolve, run
 from fedlib.engine.simulation import Simulation
+from fedlib.errors import ConfigError
 from fedlib.oracle import Oracle
 
 # unequal local steps (Dirichlet sizes, one epoch each) and cohorts of varying size (Bernoulli participation)
@@ -128,16 +129,30 @@ def test_only_seeds_of_one_small_stacked_cpu_configuration_are_grouped():
     jobs.update({"lr": resolve({**DIGITS, "seed": 0, "lr": 0.2}).to_dict(),
                  "gpt": resolve({**DIGITS, "seed": 1, "dataset": "pydoc_sst2", "model": "tiny_gpt2_lora"}).to_dict(),
                  "loop": resolve({**DIGITS, "seed": 2, "oracle": "loop"}).to_dict()})
-    groups = lockstep.groups(jobs)
+    groups = fanout.groups(jobs)
     assert groups == [list(range(8)), [8, 9], ["lr"], ["gpt"], ["loop"]]       # MAX_GROUP = 8 per group
     # the pool's tail: the last groups split into single runs until at least 4 singles end the list
-    assert lockstep.groups(jobs, singles_at_end=4) == [list(range(8)), [8], [9], ["lr"], ["gpt"], ["loop"]]
-    assert lockstep.groups(jobs, singles_at_end=6) == [[fp] for fp in jobs]
+    assert fanout.groups(jobs, singles_at_end=4) == [list(range(8)), [8], [9], ["lr"], ["gpt"], ["loop"]]
+    assert fanout.groups(jobs, singles_at_end=6) == [[fp] for fp in jobs]
     # the likely longest first: runs x round cap
     jobs["long"] = resolve({**DIGITS, "seed": 3, "rounds": 50}).to_dict()
-    assert lockstep.groups(jobs)[:3] == [["long"], list(range(8)), [8, 9]]          # 50 > 8 x 4 > 2 x 4
-    assert not lockstep.groupable({**jobs[0], "device": "cuda"})                  # GPU runs: one process each
-    assert lockstep.groupable(jobs[0]) and not lockstep.groupable(jobs["gpt"])    # a LoRA base differs by seed
+    assert fanout.groups(jobs)[:3] == [["long"], list(range(8)), [8, 9]]          # 50 > 8 x 4 > 2 x 4
+    assert not fanout.groupable({**jobs[0], "device": "cuda"})                  # GPU runs: one process each
+    assert fanout.groupable(jobs[0]) and not fanout.groupable(jobs["gpt"])    # a LoRA base differs by seed
+    # the off switch: every run a task of its own, still the longest first
+    assert fanout.groups(jobs, together=False) == [["long"], *([fp] for fp in jobs if fp != "long")]
+
+
+def test_the_lockstep_switch_is_on_off_or_refused_in_one_line(monkeypatch, tmp_path):
+    assert fanout.lockstep_on()
+    monkeypatch.setenv("FEDLIB_LOCKSTEP", "off")
+    assert not fanout.lockstep_on()
+    monkeypatch.setenv("FEDLIB_LOCKSTEP", "maybe")
+    with pytest.raises(ConfigError, match=r"^FEDLIB_LOCKSTEP='maybe' is not allowed; allowed: on, off$"):
+        fanout.lockstep_on()
+    with pytest.raises(ConfigError, match="FEDLIB_LOCKSTEP"):          # run_many refuses it before any run
+        experiments.run_many([DIGITS], tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """A failed stage never damages the committed reports, and one failed record write never aborts a fan-out.
 
 * An artefact's files are written into a staging folder, checked, then renamed into place all in a row
-  (fedlib/reporting/staged.py): under a file-size limit, a read-only committed file, a directory in place of a file,
+  (fedlib/reporting/atomic_files.py): under a file-size limit, a read-only committed file, a directory in place of a file,
   a failing rename, or a SIGKILL half-way, the committed set stays byte for byte.
 * `run_many` keeps going when one record cannot be written and names every unwritten record in one line.
 * Those failures reach a notebook (what `dvc repro` runs) as one line, not a traceback.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +25,7 @@ import pytest
 from fedlib import experiments
 from fedlib.papers.fadamgt import fig3
 from fedlib.reporting import artefact as A
-from fedlib.reporting import notebook, profiles, report, staged
+from fedlib.reporting import atomic_files, notebook, profiles, report
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["fig3.csv", "fig3.json", "fig3.md", "fig3.png", "fig3.svg"]    # (+ fig3_seeds.csv where claims have one)
@@ -52,7 +53,7 @@ def build(overrides: dict, cache: Path) -> tuple[dict, dict]:
 
 def write(out: Path, overrides: dict, cache: Path) -> list[Path]:
     result, settings = build(overrides, cache)
-    return staged.write_artefact(out, "fig3", lambda folder: fig3.write(result, settings, folder))
+    return list(atomic_files.write_files(out, "fig3", lambda folder: fig3.write(result, settings, folder)))
 
 
 def files(folder: Path) -> dict[str, bytes]:
@@ -104,7 +105,7 @@ CHILD_PRELUDE = """
     sys.path.insert(0, {tests!r})
     from test_safe_writes import build, OTHER
     from fedlib.papers.fadamgt import fig3
-    from fedlib.reporting import staged
+    from fedlib.reporting import atomic_files
     result, settings = build(OTHER, Path({cache!r}))
     out = Path({out!r})
 """
@@ -123,7 +124,7 @@ def test_file_size_limit_leaves_the_committed_set(committed, cache):
     resource.setrlimit(resource.RLIMIT_FSIZE, (60 * 1024, resource.RLIM_INFINITY))
     try:
         nb.artefact(result["records"], show=False)
-    except staged.ReportWriteFailed as exc:
+    except atomic_files.ReportWriteFailed as exc:
         print(exc, file=sys.stderr)
         sys.exit(1)
     """
@@ -140,7 +141,7 @@ def test_read_only_committed_file_leaves_the_committed_set(committed, cache):
     out, before = committed
     (out / "fig3.md").chmod(0o444)
     try:
-        with pytest.raises(staged.ReportWriteFailed) as err:
+        with pytest.raises(atomic_files.ReportWriteFailed) as err:
             write(out, OTHER, cache)
     finally:
         (out / "fig3.md").chmod(0o644)
@@ -153,7 +154,7 @@ def test_a_directory_in_place_of_a_file_leaves_the_committed_set(committed, cach
     (out / "fig3.csv").unlink()
     (out / "fig3.csv").mkdir()
     before.pop("fig3.csv")
-    with pytest.raises(staged.ReportWriteFailed) as err:
+    with pytest.raises(atomic_files.ReportWriteFailed) as err:
         write(out, OTHER, cache)
     assert_one_line(str(err.value), str(out / "fig3.csv"), "is a directory")
     assert files(out) == before and (out / "fig3.csv").is_dir()
@@ -170,8 +171,8 @@ def test_a_failing_rename_puts_the_previous_files_back(committed, cache, monkeyp
             if len(calls) == 3:                                 # the third rename into out (fig3.csv) fails
                 raise OSError(errno.EIO, "Input/output error")
         return real(src, dst)
-    monkeypatch.setattr(staged.os, "replace", replace)
-    with pytest.raises(staged.ReportWriteFailed) as err:
+    monkeypatch.setattr(atomic_files.os, "replace", replace)
+    with pytest.raises(atomic_files.ReportWriteFailed) as err:
         write(out, OTHER, cache)
     monkeypatch.undo()
     assert calls[:3] == ["fig3.png", "fig3.svg", "fig3.csv"]   # png and svg were replaced, then put back
@@ -190,7 +191,7 @@ def test_a_write_that_fails_names_the_file_it_was_writing(committed, cache, monk
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(path, text)
     monkeypatch.setattr(report, "write_text", full)
-    with pytest.raises(staged.ReportWriteFailed) as err:
+    with pytest.raises(atomic_files.ReportWriteFailed) as err:
         write(out, OTHER, cache)
     assert_one_line(str(err.value), str(out / "fig3.md"), "No space left on device")
     assert files(out) == before and leftovers(out) == []
@@ -209,12 +210,12 @@ def test_a_write_killed_between_files_leaves_the_committed_set(committed, cache)
             os.kill(os.getpid(), signal.SIGKILL)
         return real(path, text)
     report.write_text = killed
-    staged.write_artefact(out, "fig3", lambda folder: fig3.write(result, settings, folder))
+    atomic_files.write_files(out, "fig3", lambda folder: fig3.write(result, settings, folder))
     """
     proc = _child(script.format(tests=str(ROOT / "tests"), cache=str(cache), out=str(out)))
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert files(out) == before
-    orphan = [p for p in out.iterdir() if p.name.startswith(staged.PREFIX)]
+    orphan = [p for p in out.iterdir() if p.name.startswith(atomic_files.STAGING)]
     assert len(orphan) == 1 and sorted(p.name for p in orphan[0].iterdir()) == ["fig3.csv", "fig3.png", "fig3.svg"]
     write(out, OTHER, cache)
     assert leftovers(out) == [] and sorted(files(out)) == sorted(before)
@@ -222,7 +223,7 @@ def test_a_write_killed_between_files_leaves_the_committed_set(committed, cache)
 
 @pytest.mark.slow
 def test_a_write_killed_between_renames_is_finished_by_the_next_call(committed, cache, tmp_path):
-    """SIGKILL after 2 of the 5 renames: the COMMIT marker lets `recover` finish the other 3, so the folder holds
+    """SIGKILL after 2 of the 5 renames: the commit folder lets the next call finish the other 3, so the folder holds
     the complete new set (byte-identical to one written without a kill), never a mix."""
     out, before = committed
     reference = tmp_path / "reference"
@@ -230,19 +231,19 @@ def test_a_write_killed_between_renames_is_finished_by_the_next_call(committed, 
     script = CHILD_PRELUDE + """
     real, done = os.replace, []
     def replace(src, dst):
-        if Path(dst).parent == out and Path(src).parent.name.startswith(staged.PREFIX):
+        if Path(dst).parent == out and Path(src).parent.name.startswith(atomic_files.COMMIT):
             if len(done) == 2:
                 os.kill(os.getpid(), signal.SIGKILL)
             done.append(dst)
         return real(src, dst)
-    staged.os.replace = replace
-    staged.write_artefact(out, "fig3", lambda folder: fig3.write(result, settings, folder))
+    atomic_files.os.replace = replace
+    atomic_files.write_files(out, "fig3", lambda folder: fig3.write(result, settings, folder))
     """
     proc = _child(script.format(tests=str(ROOT / "tests"), cache=str(cache), out=str(out)))
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     mixed = files(out)
     assert sum(mixed[n] != before[n] for n in before) == 2            # the kill landed between two renames
-    assert sorted(staged.recover(out)) == sorted(n for n in before if mixed[n] == before[n])
+    assert sorted(atomic_files._recover(out)) == sorted(n for n in before if mixed[n] == before[n])
     assert files(out) == files(reference) and leftovers(out) == []
 
 
@@ -254,16 +255,23 @@ def test_a_write_killed_between_renames_is_finished_by_the_next_call(committed, 
     ("a.svg", b"<svg><g></svg>", "does not parse as SVG"),
     ("a.md", b"\xff\xfe", "not UTF-8"),
     ("a.md", b"", "empty"),
+    ("a.txt", b"text", "not an artefact file name"),     # the next call's roll forward moves artefact files only
+    (".a.md", b"text", "not an artefact file name"),
 ])
-def test_check_file_refuses_incomplete_files(tmp_path, name, data, why):
-    (tmp_path / name).write_bytes(data)
-    reason = staged.check_file(tmp_path / name)
-    assert reason is not None and why in reason, reason
+def test_an_incomplete_file_is_refused_in_one_line(tmp_path, name, data, why):
+    def write(folder):
+        (folder / name).write_bytes(data)
+        return [folder / name]
+    with pytest.raises(atomic_files.ReportWriteFailed) as err:
+        atomic_files.write_files(tmp_path / "out", "a", write)
+    assert_one_line(str(err.value), str(tmp_path / "out" / name), why)
+    assert not (tmp_path / "out").exists()                        # the folder it created is gone again
 
 
-def test_check_file_accepts_complete_files(committed):
+def test_complete_files_are_published_with_their_bytes(committed, tmp_path):
     out, before = committed
-    assert [staged.check_file(out / n) for n in before] == [None] * len(before)
+    written = atomic_files.write_files(tmp_path, "copy", lambda f: [shutil.copy(out / n, f / n) for n in before])
+    assert {p.name: data for p, data in written.items()} == before == files(tmp_path)
 
 
 def test_reports_index_is_written_whole_or_refused_in_one_line(committed, capsys):
@@ -329,7 +337,7 @@ def test_a_full_disk_on_one_record_leaves_every_other_record_written(tmp_path, m
 def test_failures_render_as_one_line_in_a_notebook():
     """IPython (and so papermill, and `dvc repro`) shows `_render_traceback_` instead of the frames."""
     for exc in (experiments.RunsFailed({}, 3, {"ab": "runs/x/ab.json: Is a directory"}),
-                staged.ReportWriteFailed("cannot write fig3 into reports/fadamgt: fig3.png: File too large")):
+                atomic_files.ReportWriteFailed("cannot write fig3 into reports/fadamgt: fig3.png: File too large")):
         assert exc._render_traceback_() == [f"{type(exc).__name__}: {exc}"]
         assert len(str(exc).splitlines()) == 1
 
@@ -360,8 +368,8 @@ def test_a_notebook_stage_with_an_unwritable_record_fails_in_one_line(tmp_path):
     assert files(reports) == {"fig3.md": b"committed\n"}
 
 
-def test_notebook_artefact_goes_through_the_staged_write(committed, cache, monkeypatch):
-    """Notebook.artefact publishes through staged.write_artefact: write() sees a staging folder, never out_dir."""
+def test_notebook_artefact_goes_through_the_all_or_nothing_write(committed, cache, monkeypatch):
+    """Notebook.artefact publishes through atomic_files.write_files: write() sees a staging folder, never out_dir."""
     out, _ = committed
     seen = []
     real = fig3.write
@@ -371,7 +379,7 @@ def test_notebook_artefact_goes_through_the_staged_write(committed, cache, monke
     nb = notebook.Notebook(fig3, A.of(fig3), {"out_dir": str(out)}, settings)
     before = files(out)
     nb.artefact(result["records"], show=False)
-    assert len(seen) == 1 and seen[0].parent == out and seen[0].name.startswith(staged.PREFIX)
+    assert len(seen) == 1 and seen[0].parent == out and seen[0].name.startswith(atomic_files.STAGING)
     assert sorted(files(out)) == sorted(before) and files(out) != before and leftovers(out) == []
 
 
@@ -379,79 +387,101 @@ def test_notebook_artefact_goes_through_the_staged_write(committed, cache, monke
 DEAD = 99_999_999          # above any pid_max: never a live writer
 
 
-def _planted(out: Path, commit: bytes, staged_files: dict[str, bytes]) -> Path:
-    """reports/fadamgt/ holding the old fig3 set, and a dead writer's staging folder with `commit` as COMMIT."""
+def _planted(out: Path, prefix: str, staged_files: dict[str | bytes, bytes]) -> Path:
+    """reports/fadamgt/ holding the old fig3 set, and a dead writer's folder (`prefix`: staging or commit)."""
     out.mkdir(parents=True)
     for ext in ("md", "csv"):
         (out / f"fig3.{ext}").write_text(f"old {ext}\n")
-    stage = out / f"{staged.PREFIX}fig3-{DEAD}"
+    stage = out / f"{prefix}fig3-{DEAD}"
     stage.mkdir()
     for name, data in staged_files.items():
-        (stage / name).write_bytes(data)
-    (stage / staged.COMMIT).write_bytes(commit)
+        with open(os.fsencode(stage) + b"/" + (name if isinstance(name, bytes) else name.encode()), "wb") as f:
+            f.write(data)
     return stage
 
 
-def test_a_whole_commit_is_rolled_forward(tmp_path):
+def test_a_dead_writers_commit_is_rolled_forward(tmp_path):
     out = tmp_path / "reports" / "fadamgt"
-    stage = _planted(out, b"fig3.md\nfig3.csv\nEND\n", {"fig3.csv": b"new csv\n"})    # fig3.md already renamed
+    stage = _planted(out, atomic_files.COMMIT, {"fig3.csv": b"new csv\n"})       # fig3.md already renamed
+    (stage / "previous").mkdir()
+    os.link(out / "fig3.md", stage / "previous" / "fig3.md")
     (out / "fig3.md").write_text("new md\n")
-    assert staged.recover(out) == ["fig3.csv"]
-    assert files(out) == {"fig3.csv": b"new csv\n", "fig3.md": b"new md\n"} and not stage.exists()
+    assert atomic_files._recover(out) == ["fig3.csv"]
+    assert files(out) == {"fig3.csv": b"new csv\n", "fig3.md": b"new md\n"} and leftovers(out) == []
 
 
-@pytest.mark.parametrize("commit", [
-    b"../../../victim.txt\nEND\n",               # a name outside the folder
-    b"fig3.md\n../victim.txt\nEND\n",           # one bad name among good ones: nothing moves
-    b"/tmp/victim.txt\nEND\n",
-    b"fig3.md\n",                                # cut short: no END line (a crash before the sync)
-    b"fig3.md\nfig3.csv\nEN",
-    b"fig3.md\nfig3.csv\n",
-    b".hidden.md\nEND\n",
-    b"victim.txt\nEND\n",                        # not an artefact file
-    b"\xff\xfe\nEND\n",
-    b"fig3\x00.md\nEND\n",
-    b"END\n",                                    # names nothing
+GOOD = {"fig3.md": b"new md\n", "fig3.csv": b"new csv\n"}
+
+
+@pytest.mark.parametrize("prefix, extra", [
+    (atomic_files.STAGING, {}),                          # killed before its commit: half written, never published
+    (atomic_files.COMMIT, {"victim.txt": b"x"}),         # not an artefact file: nothing moves, the good ones neither
+    (atomic_files.COMMIT, {".hidden.md": b"x"}),
+    (atomic_files.COMMIT, {b"\xff\xfe.md": b"x"}),       # not UTF-8
+    (atomic_files.COMMIT, {"fig3 .md": b"x"}),
 ])
-def test_a_cut_short_or_foreign_commit_is_discarded_in_one_line(tmp_path, capsys, commit):
-    """A planted COMMIT naming a path outside its folder moved that file out of the repository; one cut short after
-    its first name published a mixed set. Now neither moves anything: the folder is discarded with one line."""
-    victim = tmp_path / "victim.txt"
-    victim.write_text("keep me")
+def test_a_stray_half_or_foreign_folder_is_discarded_in_one_line(tmp_path, capsys, prefix, extra):
+    """A dead writer's staging folder, or a commit folder holding anything but plain artefact files, publishes
+    nothing: the folder is removed with one line on stderr, the old set stays, nothing outside is touched."""
     out = tmp_path / "reports" / "fadamgt"
-    stage = _planted(out, commit, {"fig3.md": b"new md\n", "fig3.csv": b"new csv\n"})
-    assert staged.recover(out) == []
+    stage = _planted(out, prefix, {**GOOD, **extra})
+    assert atomic_files._recover(out) == []
     assert files(out) == {"fig3.csv": b"old csv\n", "fig3.md": b"old md\n"} and leftovers(out) == []
-    assert victim.read_text() == "keep me" and sorted(p.name for p in tmp_path.iterdir()) == ["reports", "victim.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
     assert_one_line(capsys.readouterr().err, "discarded", str(stage))
 
 
-def test_a_linked_stage_or_staged_link_is_discarded(tmp_path, capsys):
-    """A staging folder that is a link to another folder, or a staged name that is a link, moves nothing."""
+def test_a_linked_folder_a_staged_link_or_a_subfolder_is_discarded(tmp_path, capsys):
+    """A commit folder that is a link to another folder, or one holding a link or a folder, moves nothing (the link's
+    target stays where it is)."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "fig3.md").write_text("elsewhere")
-    (elsewhere / staged.COMMIT).write_text("fig3.md\nEND\n")
     out = tmp_path / "reports" / "fadamgt"
-    stage = _planted(out, b"fig3.csv\nEND\n", {})
+    stage = _planted(out, atomic_files.COMMIT, {})
     (stage / "fig3.csv").symlink_to(elsewhere / "fig3.md")
-    (out / f"{staged.PREFIX}fig3-{DEAD + 1}").symlink_to(elsewhere)
-    assert staged.recover(out) == []
+    (out / f"{atomic_files.COMMIT}fig3-{DEAD + 1}").symlink_to(elsewhere)
+    (out / f"{atomic_files.COMMIT}fig3-{DEAD + 2}").mkdir()
+    (out / f"{atomic_files.COMMIT}fig3-{DEAD + 2}" / "fig3.md").mkdir()
+    assert atomic_files._recover(out) == []
     assert files(out) == {"fig3.csv": b"old csv\n", "fig3.md": b"old md\n"} and leftovers(out) == []
-    assert (elsewhere / "fig3.md").read_text() == "elsewhere"
-    assert len(capsys.readouterr().err.strip().splitlines()) == 2
+    assert files(elsewhere) == {"fig3.md": b"elsewhere"}
+    assert len(capsys.readouterr().err.strip().splitlines()) == 3
 
 
-def test_the_commit_a_write_leaves_ends_with_its_end_line(tmp_path, monkeypatch):
-    """The COMMIT `_publish` writes lists the names, then END (what `recover` requires)."""
+def test_the_commit_holds_every_file_and_links_to_the_ones_it_replaces(tmp_path, monkeypatch):
+    """At the first rename into the folder, the commit folder holds every new file, and `previous/` the file it
+    replaces (the same inode: a hard link), which a failed rename would put back."""
+    (tmp_path / "t.md").write_text("old")
     seen = []
-    real = staged.os.replace
+    real = atomic_files.os.replace
 
     def replace(src, dst):
         if Path(dst).parent == tmp_path and not seen:
-            seen.append((Path(src).parent / staged.COMMIT).read_text())
+            commit = Path(src).parent
+            seen.append((commit.name.split("-")[0], sorted(os.listdir(commit)), os.listdir(commit / "previous"),
+                         os.stat(commit / "previous" / "t.md").st_ino == os.stat(tmp_path / "t.md").st_ino))
         return real(src, dst)
-    monkeypatch.setattr(staged.os, "replace", replace)
-    staged.write_artefact(tmp_path, "t", lambda f: [report.write_text(f / "t.md", "x"),
-                                                    report.write_text(f / "t.csv", "a\n")])
-    assert seen == ["t.md\nt.csv\nEND\n"]
+    monkeypatch.setattr(atomic_files.os, "replace", replace)
+    atomic_files.write_files(tmp_path, "t", lambda f: [report.write_text(f / "t.md", "x"),
+                                                      report.write_text(f / "t.csv", "a\n")])
+    assert seen == [(".commit", ["previous", "t.csv", "t.md"], ["t.md"], True)]
+    assert files(tmp_path) == {"t.csv": b"a\n", "t.md": b"x\n"} and leftovers(tmp_path) == []
+
+
+def test_the_notebook_shows_the_bytes_it_published(committed, cache, monkeypatch):
+    """Notebook.artefact shows the figure and the page down to its claims from the bytes the write published (the
+    claims follow in the notebook's next cell), the page's own image links left out."""
+    import IPython.display
+
+    out, _ = committed
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    result, settings = build(OTHER, cache)
+    notebook.Notebook(fig3, A.of(fig3), {"out_dir": str(out)}, settings).artefact(result["records"])
+    image, page = shown
+    assert image.data == (out / "fig3.png").read_bytes()
+    md = (out / "fig3.md").read_text()
+    assert page.data == "\n".join(line for line in md[:md.index(report.CLAIMS_HEADING)].splitlines()
+                                  if not line.startswith("!["))
+    assert "![" in md and "|" in page.data                        # the page had an image link; its table is shown

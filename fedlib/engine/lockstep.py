@@ -15,14 +15,15 @@ the stacked path, the same model structure with no frozen weights or buffers (a 
 seed), the same task, dtype, device, chunking and precision; requests whose inputs differ in shape beyond the client
 axis are called separately. Anything else runs one after another.
 
+Which runs a pool worker gets together is the pool's schedule (`fedlib.fanout.groups`; FEDLIB_LOCKSTEP=off runs
+every run alone there).
+
 `wall_s` of a round stays the run's own time: the time a run waits for the others is left out, and a merged call is
 charged to each run in proportion to its clients.
 """
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Mapping
 
 import torch
 from greenlet import greenlet
@@ -30,46 +31,6 @@ from greenlet import greenlet
 from fedlib.engine.driver import _drive, torch_threads
 from fedlib.engine.resolution import resolve
 from fedlib.engine.simulation import Simulation
-from fedlib.models import MODELS
-
-#: the most runs driven side by side in one process (five seeds of a configuration are the usual group)
-MAX_GROUP = 8
-
-
-# ---------------------------------------------------------------------------------------------- which runs go together
-def groupable(cfg: Mapping) -> bool:
-    """A resolved configuration (dict) whose runs may share oracle calls: on the CPU, stacked path, a model without a
-    frozen base. (GPU runs keep one process per run: several models and datasets at once would share its memory.)"""
-    spec = MODELS.get(cfg.get("model"))
-    return (cfg.get("device") == "cpu" and cfg.get("oracle") == "stacked" and spec is not None and spec.stacked
-            and not spec.frozen_base)
-
-
-def groups(jobs: Mapping[str, Mapping], singles_at_end: int = 0) -> list[list[str]]:
-    """The fingerprints of `jobs` ({fingerprint: resolved RunConfig or its dict}) in tasks to run together:
-    configurations equal but for their seed, at most MAX_GROUP each; every other job alone. A pool works through its
-    tasks in order, so the likely longest go first (by runs x round cap, the only cost known before a run; ties keep
-    their order), and the last groups are split into single runs until at least `singles_at_end` runs end the list,
-    so that no worker waits long for another's last task (FAFED Figure 1's six groups in their order on two workers:
-    one worker idle for 49 of 131 s)."""
-    together: dict[str, list[str]] = {}
-    out: list[list[str]] = []
-    jobs = {fp: cfg if isinstance(cfg, Mapping) else cfg.to_dict() for fp, cfg in jobs.items()}
-    for fp, cfg in jobs.items():
-        if not groupable(cfg):
-            out.append([fp])
-            continue
-        key = json.dumps({k: v for k, v in cfg.items() if k != "seed"}, sort_keys=True, default=str)
-        group = together.get(key)
-        if group is None or len(group) >= MAX_GROUP:
-            group = together[key] = []
-            out.append(group)
-        group.append(fp)
-    out.sort(key=lambda task: -len(task) * int(jobs[task[0]].get("rounds") or 0))   # the longest first (stable)
-    tail: list[list[str]] = []
-    while out and len(tail) < singles_at_end:
-        tail[:0] = [[fp] for fp in out.pop()]
-    return out + tail
 
 
 def mergeable(sims: list[Simulation]) -> bool:
@@ -219,4 +180,4 @@ def _answer(waiting: list[_Lane], oracle) -> None:
             lane.answer = (out, seconds * size / sum(sizes))
 
 
-__all__ = ["MAX_GROUP", "groupable", "groups", "mergeable", "run_together"]
+__all__ = ["mergeable", "run_together"]

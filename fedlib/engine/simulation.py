@@ -39,7 +39,6 @@ from fedlib.engine.setup import (
     partition_for,
 )
 from fedlib.engine.state import gather_rows, scatter_rows, state_home
-from fedlib.hostmem import reuse_freed_memory
 from fedlib.jsonio import json_safe
 from fedlib.metrics import divergence_reason
 from fedlib.oracle import Oracle, choose_mode
@@ -93,8 +92,6 @@ class Simulation:
             raise ConfigError(refused)
         cpu_path.apply(cfg.cpu_path)
         self.device = pick_device(cfg.device)
-        if self.device.type == "cpu":
-            reuse_freed_memory()          # large flat-vector temporaries without page faults (fedlib/hostmem.py)
         self.dtype = DTYPES[cfg.dtype]
         self.alg = ALGORITHMS[cfg.algorithm]
         data = data if data is not None else load_dataset(cfg.dataset, cfg.data_dir, seed=cfg.seed)

@@ -11,7 +11,7 @@ Modules:
   claims     confirmed / refuted / inconclusive verdicts with evidence and fixed decision rules
   report     artefact header (scale + stand-ins), metadata JSON, the reports/README.md index
   notebook   the shared notebook steps (start, runs, artefact, claims) and the notebook template
-  staged     an artefact's files all together or not at all: staging folder, checks, renames in a row
+  atomic_files  an artefact's files all together or not at all: staging folder, checks, one commit, renames
   index      `python -m fedlib.reporting.index reports` writes reports/README.md
   stages     `python -m fedlib.reporting.stages > dvc.yaml`: one stage per artefact
   dvc_metrics  each stage's DVC metrics file: verdict counts, checks, paired seeds (derived from the artefact json)

@@ -19,6 +19,11 @@ writes its dvc.yaml stage from them):
     SHARES_CACHE    an artefact of the same paper whose run cache it reads as its own (it keeps none)
     READS_BLOCKS    artefacts of the same paper whose params.yaml blocks it reads too
     WORKERS         the stage's worker processes when not the `workers` of params.yaml (e.g. 1: in-process)
+
+An artefact module imports without torch (nothing it loads at module level imports torch; import torch, and the
+engine, inside the functions that run it). Its notebook imports it before `notebook.start`, which pins the portable
+CPU path for the kernel, and that pin must come before torch loads (fedlib/cpu_path.py); a module that loaded torch
+would leave the kernel on the host's native kernels. Checked by tests/test_imports.py (statically, fast).
 """
 from __future__ import annotations
 

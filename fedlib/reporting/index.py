@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import sys
 
+from fedlib.reporting.atomic_files import ReportWriteFailed
 from fedlib.reporting.report import write_index
-from fedlib.reporting.staged import ReportWriteFailed
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     root = argv[0] if argv else "reports"
     try:
-        path = write_index(root)           # staged: a failure leaves the previous README.md and scorecard.md
+        path = write_index(root)           # all or nothing: a failure leaves the previous README.md and scorecard.md
     except ReportWriteFailed as exc:
         print(f"fedlib.reporting.index: {exc}", file=sys.stderr)
         return 1

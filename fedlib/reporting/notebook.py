@@ -14,7 +14,7 @@ To explore further, `nb.frame(records)` gives the runs as a tidy pandas table, a
 (`fedlib.runs.frame`; notebooks/explore.ipynb uses it).
 
 Everything shown is also written: `<out_dir>/<artefact>.{md,csv,json,png,svg}`, all together or not at all
-(`staged.write_artefact`). Empty `out_dir` / `cache_dir`
+(`atomic_files.write_files`). Empty `out_dir` / `cache_dir`
 parameters mean runs/<paper>/explore (so exploring never touches reports/; `dvc repro` passes reports/<paper>) and
 runs/<paper>/<artefact> (the run cache `dvc repro` fills, so cached runs are reused).
 
@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.reporting import artefact as A
-from fedlib.reporting import profiles, staged
+from fedlib.reporting import atomic_files, profiles
 from fedlib.reporting.report import CLAIMS_HEADING
 
 #: the parameters every artefact notebook takes (papermill `-p name value` / `-y 'name: value'`)
@@ -53,7 +53,10 @@ class Notebook:
     # ------------------------------------------------------------------------------------------ runs
     def configs(self) -> list[dict]:
         """The artefact's run configurations, on the portable CPU path unless its params block says otherwise
-        (committed reports must not depend on the host's instruction set: fedlib/cpu_path.py)."""
+        (committed reports must not depend on the host's instruction set: fedlib/cpu_path.py). `start` pinned this
+        kernel to that path, so the runs go where `workers` says; where it could not (torch loaded first, or a user's
+        own MKL/ATen/oneDNN setting kept), `run_many` runs them in `workers` fresh processes (at least one) that
+        take it, and its first line says so."""
         return [{**c, "cpu_path": c.get("cpu_path", "portable")} for c in self.module.configs(self.settings)]
 
     def runs(self, show: bool = True) -> list[dict]:
@@ -84,21 +87,22 @@ class Notebook:
     def artefact(self, records: list[dict], show: bool = True) -> dict:
         """Build the artefact from the run records, write its files into out_dir, show the table or figure.
 
-        The files appear all together or not at all (fedlib/reporting/staged.py): written into a staging folder,
-        checked, then renamed into out_dir; a failure is one line naming the file and leaves the previous set."""
+        The files appear all together or not at all (fedlib/reporting/atomic_files.py): written into a staging
+        folder, checked, then renamed into out_dir; a failure is one line naming the file and leaves the previous set.
+        Shown are the bytes published (nothing is read back): the figure, and the page down to its claims, which
+        `claims` shows in the notebook's next cell."""
         result = self.module.build(records, self.settings)
-        paths = staged.write_artefact(self.params["out_dir"], self.art.name,
-                                      lambda folder: self.module.write(result, self.settings, folder))
-        print("wrote " + ", ".join(str(p) for p in paths))
+        written = atomic_files.write_files(self.params["out_dir"], self.art.name,
+                                           lambda folder: self.module.write(result, self.settings, folder))
+        print("wrote " + ", ".join(str(p) for p in written))
         if show:
             from IPython.display import Image, Markdown, display
 
-            out = Path(self.params["out_dir"])
-            png = out / f"{self.art.name}.png"
-            if png.exists():
-                display(Image(filename=str(png)))
-            md = (out / f"{self.art.name}.md").read_text().split(CLAIMS_HEADING)[0]
-            display(Markdown("\n".join(line for line in md.splitlines() if not line.startswith("!["))))
+            files = {p.name: data for p, data in written.items()}
+            if f"{self.art.name}.png" in files:
+                display(Image(data=files[f"{self.art.name}.png"]))
+            page = files[f"{self.art.name}.md"].decode().split(CLAIMS_HEADING)[0]
+            display(Markdown("\n".join(line for line in page.splitlines() if not line.startswith("!["))))
         return result
 
     def claims(self, result: dict) -> None:
@@ -156,7 +160,12 @@ def borrow_runs(configs: list[dict], cache_dir: str | Path, source: str) -> int:
 
 
 def start(module: ModuleType, ip=None, show: bool = True) -> Notebook:
-    """Check the notebook's parameters, resolve the artefact's settings (validated against its PARAMS), show them."""
+    """Set the kernel's process up as every entry point does (`fedlib.set_up_process`: the portable CPU path, pinned
+    here, before torch loads; so an artefact module imports without torch, fedlib/reporting/artefact.py), check the
+    notebook's parameters, resolve the artefact's settings (validated against its PARAMS), show them."""
+    import fedlib
+
+    fedlib.set_up_process()
     if ip is None:
         from IPython import get_ipython
 

@@ -161,16 +161,16 @@ def write_index(reports_dir: str | Path) -> Path:
         lines.append("")
     if not metas:
         lines.append("No artefacts yet: run `dvc repro`.")
-    from fedlib.reporting.staged import write_artefact
+    from fedlib.reporting.atomic_files import write_files
 
     # README.md and scorecard.md together or not at all (staged, checked, renamed in a row)
-    write_artefact(root, "index", lambda folder: [write_text(folder / "README.md", "\n".join(lines)),
+    write_files(root, "index", lambda folder: [write_text(folder / "README.md", "\n".join(lines)),
                                                   write_scorecard(root, metas, into=folder)])
     return root / "README.md"
 
 
 def _reason(exc: OSError) -> str:
-    from fedlib.reporting.staged import error_cause  # names the file-size limit on EFBIG
+    from fedlib.reporting.atomic_files import error_cause  # names the file-size limit on EFBIG
 
     return error_cause(exc)
 
@@ -244,7 +244,7 @@ def write_artefact(module: str, out_dir: str | Path, settings: Mapping[str, Any]
     * `<name>.json` (+ `<name>_seeds.csv`): `write_meta` with `numbers` and the index's `stand_ins`,
     * `<name>_metrics.json`: the stage's DVC metrics, a few numbers derived from that json (`dvc_metrics`).
 
-    Returns the paths written (figures, csv, md, json, metrics: the order the staged write publishes them in)."""
+    Returns the paths written (figures, csv, md, json, metrics: the order atomic_files publishes them in)."""
     import matplotlib.pyplot as plt
 
     from fedlib.reporting import artefact as A

@@ -278,6 +278,10 @@ def wide(params_file: str = "params.yaml") -> dict:
                         "clients_per_round": 4})
 
 
+if __name__ == "__main__":
+    import fedlib
+
+    fedlib.set_up_process()   # an entry point: the portable CPU path before torch loads (fedlib/cpu_path.py)
 if __name__ == "__main__" and sys.argv[1:2] == ["wide"]:
     print(json.dumps(wide(*sys.argv[2:3]), indent=1))
 elif __name__ == "__main__":

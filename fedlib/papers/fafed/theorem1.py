@@ -16,16 +16,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
-from fedlib.data.counterexample import PIECES, X0, exact_grad_fn, piecewise_value
 from fedlib.papers.fafed import common as K
 from fedlib.papers.fafed import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
 from fedlib.reporting.tables import markdown_table
-from fedlib.trajectory import trajectory
 
 TITLE = "Theorem 1 — Algorithm 1 diverges on the paper's example, FAFED does not"
 SOURCE = "Theorem 1 and its example (§Divergence of Local Adaptive Federated Learning)"
@@ -68,11 +65,17 @@ def configs(settings: Mapping[str, Any]) -> list[dict]:
 
 
 def closed_form(eta: float, beta: float, steps: int) -> np.ndarray:
+    from fedlib.data.counterexample import X0
+
     s = np.arange(1, steps + 1, dtype=np.float64)
     return X0 + eta / 3.0 * np.cumsum((1.0 - beta ** s) ** -0.5)
 
 
 def _f(xbar: np.ndarray) -> np.ndarray:
+    import torch
+
+    from fedlib.data.counterexample import PIECES, piecewise_value
+
     coeffs = torch.tensor(PIECES, dtype=torch.float64)
     x = torch.as_tensor(xbar, dtype=torch.float64)[:, None]
     return piecewise_value(x, coeffs).mean(1).numpy()
@@ -88,6 +91,11 @@ def setting_label(eta: float, beta: float | None, q: int) -> str:
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
+    import torch  # here, not at the top: an artefact module imports without torch (reporting/artefact.py)
+
+    from fedlib.data.counterexample import X0, exact_grad_fn
+    from fedlib.trajectory import trajectory
+
     x0 = torch.tensor([X0], dtype=torch.float64)
     rows, curves, engine_gap = [], [], 0.0
     by_cfg = {(r["config"]["algorithm"], r["config"]["lr"], r["config"]["local_steps"],
@@ -157,7 +165,8 @@ def _one(method: str, setting: str, metric: str, value: float | None) -> C.Side:
     return C.Side(method, setting, metric, {0: None if value is None or math.isnan(value) else float(value)})
 
 
-START = _one("x_0", "counterexample", "|x_0| (the start)", X0)
+# the paper's x_0, which is the dataset's (settings_rows shows both)
+START = _one("x_0", "counterexample", "|x_0| (the start)", P.THEOREM1_SETTING["x0"])
 ZERO = _one("0", "counterexample", "zero", 0.0)
 TOLERANCE = _one("tolerance", "counterexample", f"float64 tolerance {TOL:g}", TOL)
 
@@ -254,6 +263,7 @@ def _fafed_reading(fafed: pd.DataFrame, control: pd.DataFrame, last: str) -> str
 def figure(curves: pd.DataFrame, settings: Mapping[str, Any]):
     import matplotlib.pyplot as plt
 
+    from fedlib.data.counterexample import X0
     from fedlib.reporting.figures import setup_style
 
     setup_style()
@@ -280,6 +290,8 @@ def figure(curves: pd.DataFrame, settings: Mapping[str, Any]):
 
 def settings_rows(settings: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """Paper against here, from reference.py and the resolved block."""
+    from fedlib.data.counterexample import X0
+
     ref = P.THEOREM1_SETTING
     return [("functions f_1, f_2 = f_3", "; ".join(P.THEOREM1_FUNCTIONS[:2]), "the same (dataset counterexample)"),
             ("workers N", ref["n_workers"], settings["run"]["n_clients"]),

@@ -118,6 +118,9 @@ def tuned_yaml(choice: Mapping[str, Any]) -> str:
 
 
 if __name__ == "__main__":
+    import fedlib
+
+    fedlib.set_up_process()   # an entry point: the portable CPU path before torch loads (fedlib/cpu_path.py)
     result = tune(int(sys.argv[1]) if len(sys.argv) > 1 else 2, sys.argv[2] if len(sys.argv) > 2 else "params.yaml")
     CACHE.mkdir(parents=True, exist_ok=True)
     (CACHE / "choice.json").write_text(json.dumps(result, indent=1))

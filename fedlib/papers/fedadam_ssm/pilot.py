@@ -91,6 +91,9 @@ def design_rows(claims) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
+    import fedlib
+
+    fedlib.set_up_process()   # an entry point: the portable CPU path before torch loads (fedlib/cpu_path.py)
     from fedlib.experiments import run_many
     from fedlib.papers.fedadam_ssm import fig2, indexbits, table1
     from fedlib.papers.fedadam_ssm.budget import model_size
