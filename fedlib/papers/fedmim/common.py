@@ -12,7 +12,7 @@ import pandas as pd
 
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid
 
 NAMES = {**P.METHOD_LABELS, "mofedsam": "MoFedSAM"}
 COLOURS = {"fedavg": "#7f7f7f", "fedopt_adam": "#1f77b4", "scaffold": "#bcbd22", "fedcm": "#9467bd",
@@ -20,53 +20,21 @@ COLOURS = {"fedavg": "#7f7f7f", "fedopt_adam": "#1f77b4", "scaffold": "#bcbd22",
 BASELINES = [m for m in P.METHODS if m != "fedmim"]
 
 
-#: the per-method global learning rate (FedAdam: 0.1, the paper's), a key of every FedMIM block
-SERVER_LR_KEY = schema.Key(schema.per_algorithm(schema.learning_rate), required=False,
-                           doc="{algorithm: η_g} for methods whose global lr differs from run.server_lr")
-
-Labelled = list[tuple[dict, dict]]        # (labels, RunConfig dict) per run
-
-
 # ---------------------------------------------------------------------------------------------- runs
 def labelled_runs(settings: Mapping[str, Any], entry: Mapping[str, Any], algorithms: Sequence[str],
-                  labels: Mapping[str, Any], **extra) -> Labelled:
-    """Every algorithm × seed on one `datasets` entry (plus swept keys), each with its labels (row, split, ...).
-
-    Merge order as fedlib.reporting.grid: run < hparams[algorithm] < entry < algorithm, seed, lr < extra; then the
-    block's `server_lr` for the methods it names.
-    """
-    from fedlib.reporting.grid import run_configs
-
-    out = []
-    for cfg in run_configs(settings, entry, algorithms, settings["seeds"], **extra):
-        server = (settings.get("server_lr") or {}).get(cfg["algorithm"])
-        if server is not None:
-            cfg["server_lr"] = server
-        out.append(({**labels, "algorithm": cfg["algorithm"], "seed": cfg["seed"]}, cfg))
-    return out
+                  labels: Mapping[str, Any], **extra) -> list[grid.Cell]:
+    """Every algorithm × seed on one `datasets` entry (plus swept keys), each with its labels (row, split, ...):
+    `fedlib.reporting.grid.cells` (its precedence; the block's per-method `server_lr` included)."""
+    return grid.cells(settings, entry, algorithms, settings["seeds"], labels, **extra)
 
 
-def match(records: Sequence[dict], grid: Labelled) -> list[tuple[dict, dict]]:
-    """(labels, record) for every record, matched to the grid by configuration fingerprint."""
-    from fedlib.experiments import fingerprint
-
-    by_fp: dict[str, list[dict]] = {}
-    for labels, cfg in grid:
-        by_fp.setdefault(fingerprint(cfg), []).append(labels)
-    out = []
-    for rec in records:
-        for labels in by_fp.get(rec["fingerprint"], []):
-            out.append((labels, rec))
-    return out
-
-
-def accuracy_frame(pairs: Sequence[tuple[dict, dict]], tail: float = 0.1) -> pd.DataFrame:
-    """One row per (labels, run): final / best / last-`tail` mean test accuracy (%), the accuracy curve (fractions,
+def accuracy_frame(records: Sequence[dict], tail: float = 0.1) -> pd.DataFrame:
+    """One row per labelled run (`grid.labelled`), its labels first: final / best / last-`tail` mean test accuracy (%), the accuracy curve (fractions,
     per evaluated round), consistency (mean over the last half of the rounds whose cohort has at least two clients:
     one client is trivially consistent) with its curve, status."""
     rows = []
-    for labels, rec in pairs:
-        s, rounds = rec["summary"], rec["rounds"]
+    for rec in records:
+        labels, s, rounds = grid.labels_of(rec), rec["summary"], rec["rounds"]
         accs = [r["test_acc"] for r in rounds if r.get("test_acc") is not None]
         k = max(1, math.ceil(tail * len(accs)))
         cons = [r["consistency"] for r in rounds if r.get("consistency") is not None and r["cohort_size"] > 1]

@@ -24,6 +24,7 @@ from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
 from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of, labels_of, run_by_run
 
 TITLE = "Figure 2 — participation ratios (a) and local consistency (b)"
 SOURCE = "Figure 2 (§V-C1, §V-C3)"
@@ -33,8 +34,7 @@ PARAMS = {**schema.grid(list(M.NAMES)),
           "participation_grid": schema.Key(schema.numbers(), doc="(a): activation probabilities, one panel each"),
           "consistency_participation": schema.Key(schema.scalar(float), doc="(b): the activation probability"),
           "matched_step": schema.Key(schema.scalar(bool), doc="(b): add every baseline at FedMIM's gradient step "
-                                                               "A·η_l (its lr × A / its gradient weight)"),
-          "server_lr": M.SERVER_LR_KEY}
+                                                               "A·η_l (its lr × A / its gradient weight)")}
 MATCHED = "@A"              # label suffix of a baseline run at FedMIM's gradient step: "fedavg@A"
 BORROWS = "table1"          # (a) at p = 0.2 and (b) are Table I's Dir-0.1 runs of the same rows when they match
 
@@ -80,7 +80,13 @@ def matched_label(settings: Mapping[str, Any], alg: str) -> str:
     return alg + MATCHED if needs_matched_run(settings, alg) else alg
 
 
-def grid(settings: Mapping[str, Any]) -> M.Labelled:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
+    """Panel (a) per participation, panel (b) per row (plus the matched-step runs), run by run: (a) at
+    consistency_participation and (b) on the first row are the same runs, each listed with both its labels."""
+    return run_by_run(_panels(settings))
+
+
+def _panels(settings: Mapping[str, Any]) -> list[Cell]:
     algs = settings["algorithms"]
     out = []
     first = settings["rows"][0]
@@ -100,13 +106,7 @@ def grid(settings: Mapping[str, Any]) -> M.Labelled:
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    seen, out = set(), []
-    for _, cfg in grid(settings):
-        key = repr(sorted(cfg.items()))
-        if key not in seen:
-            seen.add(key)
-            out.append(cfg)
-    return out
+    return configs_of(cells(settings))
 
 
 def names(settings: Mapping[str, Any]) -> dict[str, str]:
@@ -117,12 +117,13 @@ def names(settings: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def curves_frame(pairs: Sequence[tuple[dict, dict]], settings: Mapping[str, Any]) -> pd.DataFrame:
-    labels_of = names(settings)
+def curves_frame(records: Sequence[dict], settings: Mapping[str, Any]) -> pd.DataFrame:
+    method = names(settings)
     rows = []
-    for labels, rec in pairs:
+    for rec in records:
+        labels = labels_of(rec)
         for r in rec["rounds"]:
-            rows.append({**labels, "method": labels_of[labels["algorithm"]], "round": r["round"],
+            rows.append({**labels, "method": method[labels["algorithm"]], "round": r["round"],
                          "cohort_size": r["cohort_size"],
                          "test_acc": 100.0 * r["test_acc"] if r.get("test_acc") is not None else np.nan,
                          "consistency": r.get("consistency") if r["cohort_size"] > 1 else np.nan,
@@ -131,9 +132,8 @@ def curves_frame(pairs: Sequence[tuple[dict, dict]], settings: Mapping[str, Any]
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    pairs = M.match(records, grid(settings))
-    frame = M.accuracy_frame(pairs)
-    curves = curves_frame(pairs, settings)
+    frame = M.accuracy_frame(records)
+    curves = curves_frame(records, settings)
     algs = [a for a in M.NAMES if a in settings["algorithms"]]
     summary = []
     for (panel, row, p, alg), g in frame.groupby(["panel", "row", "p", "algorithm"], sort=False):

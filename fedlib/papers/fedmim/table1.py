@@ -19,6 +19,7 @@ from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of
 from fedlib.reporting.tables import round_floats
 
 TITLE = "Table I — accuracy after T rounds under increasing heterogeneity"
@@ -27,7 +28,6 @@ DESC = "FedMIM paper, Table I: accuracy after T rounds, IID / Dir-0.3 / Dir-0.1 
 PARAMS = {**schema.grid(list(M.NAMES)),
           "splits": schema.Key(schema.datasets(required=("partition",)),
                                doc="{iid | dir0.3 | dir0.1: {partition, alpha}}, the columns of each dataset"),
-          "server_lr": M.SERVER_LR_KEY,
           "only": schema.Key(lambda value, where, block: _only(value, where, block), required=False,
                              doc="{row: {split: [algorithms]}}: cells of a row that run only these methods (the "
                                  "other methods' cells decide no claim; docs/claims/fedmim.md says why)")}
@@ -52,7 +52,7 @@ def algorithms_for(settings: Mapping[str, Any], row: str, split: str) -> list[st
     return [a for a in settings.get("algorithms") or list(M.NAMES) if only is None or a in only]
 
 
-def grid(settings: Mapping[str, Any]) -> M.Labelled:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
     out = []
     for row in settings["rows"]:
         for split, fields in settings["splits"].items():
@@ -66,11 +66,11 @@ def ran(settings: Mapping[str, Any], row: str, split: str, *algs: str) -> bool:
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return [cfg for _, cfg in grid(settings)]
+    return configs_of(cells(settings))
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    frame = M.accuracy_frame(M.match(records, grid(settings)))
+    frame = M.accuracy_frame(records)
     algs = [a for a in M.NAMES if a in settings["algorithms"]]
     csv_rows = []
     for row in P.DATASETS:

@@ -20,6 +20,7 @@ from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of
 from fedlib.reporting.tables import round_floats
 
 TITLE = "Table II — accuracy for local epochs E = 1, 5, 10"
@@ -28,8 +29,7 @@ DESC = "FedMIM paper, Table II: accuracy for local epochs E = 1, 5, 10, 7 method
 PARAMS = {**schema.grid(list(M.NAMES)),
           "epochs_grid": schema.Key(schema.numbers(), doc="the local epochs E, one column each"),
           "matched_steps": schema.Key(schema.scalar(bool), required=False,
-                                      doc="rounds of E = the row's rounds × max(E) / E: equal total local steps"),
-          "server_lr": M.SERVER_LR_KEY}
+                                      doc="rounds of E = the row's rounds × max(E) / E: equal total local steps")}
 
 
 def rounds_for(settings: Mapping[str, Any], row: str, e: float) -> int:
@@ -43,7 +43,7 @@ def rounds_for(settings: Mapping[str, Any], row: str, e: float) -> int:
     return int(round(scaled))
 
 
-def grid(settings: Mapping[str, Any]) -> M.Labelled:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
     out = []
     for row in settings["rows"]:
         for e in settings["epochs_grid"]:
@@ -54,11 +54,11 @@ def grid(settings: Mapping[str, Any]) -> M.Labelled:
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return [cfg for _, cfg in grid(settings)]
+    return configs_of(cells(settings))
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    frame = M.accuracy_frame(M.match(records, grid(settings)))
+    frame = M.accuracy_frame(records)
     algs = [a for a in M.NAMES if a in settings["algorithms"]]
     epochs = sorted({float(e) for e in settings["epochs_grid"]} | {float(e) for e in P.EPOCHS})
     csv_rows = []

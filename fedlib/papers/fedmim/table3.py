@@ -19,6 +19,7 @@ from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of
 from fedlib.reporting.tables import round_floats
 
 TITLE = "Table III — selection of the inertial weights α_j and β_j"
@@ -44,7 +45,7 @@ def rows_of(settings: Mapping[str, Any]) -> list[tuple[tuple[float, ...], tuple[
     return [key(w.get("mim_alpha", ()), w.get("mim_beta", ())) for w in settings["weights"]]
 
 
-def grid(settings: Mapping[str, Any]) -> M.Labelled:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
     entry = settings["datasets"][settings["rows"][0]]
     out = []
     for i, (alpha, beta) in enumerate(rows_of(settings)):
@@ -53,7 +54,7 @@ def grid(settings: Mapping[str, Any]) -> M.Labelled:
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return [cfg for _, cfg in grid(settings)]
+    return configs_of(cells(settings))
 
 
 PAPER_ROWS = {key(a, b): acc for a, b, acc in P.TABLE3}
@@ -65,7 +66,7 @@ def label(alpha, beta) -> str:
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    frame = M.accuracy_frame(M.match(records, grid(settings)))
+    frame = M.accuracy_frame(records)
     rows = []
     for i, (alpha, beta) in enumerate(rows_of(settings)):
         sel = frame[frame["row"] == i] if len(frame) else frame
