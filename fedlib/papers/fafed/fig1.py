@@ -27,7 +27,7 @@ TITLE = "Figure 1 — language modelling: training loss and perplexity vs rounds
 SOURCE = "Figure 1 (§Language modeling task)"
 DESC = "FAFED paper, Figure 1: language modelling, training loss and perplexity vs rounds"
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
-PARAMS = {**schema.grid(list(P.METHODS)), "server_lr": K.SERVER_LR}
+PARAMS = schema.grid(list(P.METHODS))
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:

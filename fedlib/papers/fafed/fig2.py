@@ -23,6 +23,7 @@ from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import configs_of, labels_of
 from fedlib.reporting.tables import markdown_table
 
 TITLE = "Figure 2 (+ supplementary) — training loss vs rounds, low / moderate / high heterogeneity"
@@ -36,22 +37,27 @@ FINAL = f"training loss, mean of the last {K.TAIL} rounds"
 FLUCT = K.FLUCTUATION
 
 
+def cells(settings: Mapping[str, Any]) -> list[tuple[dict, dict]]:
+    return K.image_cells(settings)
+
+
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return K.image_configs(settings)
+    return configs_of(cells(settings))
 
 
 def summary(records: Sequence[dict], settings: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for rec in records:
         cfg = rec["config"]
-        rows.append({"row": K.row_of(rec, settings), "level": K.level_of(rec, settings),
+        labels = labels_of(rec)
+        rows.append({"row": labels["row"], "level": labels["level"],
                      "method": K.NAMES[cfg["algorithm"]], "seed": cfg["seed"], "final_loss": K.final_loss(rec),
                      "fluctuation": K.early_fluctuation(rec)})
     return pd.DataFrame(rows)
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    frame = K.loss_frame(records, lambda r: {"row": K.row_of(r, settings), "level": K.level_of(r, settings)})
+    frame = K.loss_frame(records, lambda r: {"row": labels_of(r)["row"], "level": labels_of(r)["level"]})
     runs = summary(records, settings)
     order = [K.NAMES[a] for a in P.METHODS if a in settings["algorithms"]]
     conv = K.statuses(frame, ["row", "level", "method"], "train_loss")

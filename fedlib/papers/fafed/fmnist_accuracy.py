@@ -24,6 +24,7 @@ from fedlib.papers.fafed import fig2
 from fedlib.papers.fafed import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import configs_of, labels_of
 from fedlib.reporting.tables import markdown_table
 
 TITLE = "Fashion-MNIST test accuracy across heterogeneity settings (supplementary table)"
@@ -37,15 +38,19 @@ MEASURES = {"local": ("local_test_acc", "local models on their own test shards (
 PRIMARY = "local"
 
 
+def cells(settings: Mapping[str, Any]) -> list[tuple[dict, dict]]:
+    return K.image_cells(settings)
+
+
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return K.image_configs(settings)
+    return configs_of(cells(settings))
 
 
 def curves(records: Sequence[dict], settings: Mapping[str, Any]) -> pd.DataFrame:
     """Long frame of the evaluated rounds: row, level, method, seed, round, local, global (fractions)."""
     rows = []
     for rec in records:
-        base = {"row": K.row_of(rec, settings), "level": K.level_of(rec, settings),
+        base = {"row": labels_of(rec)["row"], "level": labels_of(rec)["level"],
                 "method": K.NAMES[rec["config"]["algorithm"]], "seed": rec["config"]["seed"]}
         for r in rec["rounds"]:
             if r.get("test_acc") is not None:
