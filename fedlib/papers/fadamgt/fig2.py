@@ -28,10 +28,9 @@ from fedlib.papers.fadamgt.common import (
 )
 from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
-from fedlib.reporting import grid
 from fedlib.reporting.grid import Cell
 from fedlib.reporting.tables import markdown_table, round_floats
 

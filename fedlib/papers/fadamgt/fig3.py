@@ -34,9 +34,8 @@ from fedlib.papers.fadamgt.common import (
 )
 from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
-from fedlib.reporting import grid
 from fedlib.reporting.grid import Cell
 from fedlib.reporting.tables import aggregate_costs, cost_table, lookup, markdown_table
 

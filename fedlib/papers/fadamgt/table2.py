@@ -32,9 +32,8 @@ from fedlib.papers.fadamgt.common import (
     with_sensitivity,
 )
 from fedlib.reporting import claims as C
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
-from fedlib.reporting import grid
 from fedlib.reporting.grid import Cell
 from fedlib.reporting.tables import aggregate_costs, lookup, markdown_table, round_floats
 

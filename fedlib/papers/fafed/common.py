@@ -16,12 +16,11 @@ import pandas as pd
 
 from fedlib.papers.fafed import PAPER
 from fedlib.papers.fafed import reference as P
-from fedlib.reporting import grid
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence as CV
 from fedlib.reporting import describe as D
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
 
 NAMES = P.NAMES
 COLORS = {"FedAvg": "#7f7f7f", "SCAFFOLD": "#bcbd22", "STEM": "#2ca02c", "FedAdam": "#1f77b4", "FedAMS": "#9467bd",

@@ -29,9 +29,9 @@ def labelled_runs(settings: Mapping[str, Any], entry: Mapping[str, Any], algorit
 
 
 def accuracy_frame(records: Sequence[dict], tail: float = 0.1) -> pd.DataFrame:
-    """One row per labelled run (`grid.labelled`), its labels first: final / best / last-`tail` mean test accuracy (%), the accuracy curve (fractions,
-    per evaluated round), consistency (mean over the last half of the rounds whose cohort has at least two clients:
-    one client is trivially consistent) with its curve, status."""
+    """One row per labelled run (`grid.labelled`), its labels first: final / best / last-`tail` mean test accuracy
+    (%), the accuracy curve (fractions, per evaluated round), consistency (mean over the last half of the rounds
+    whose cohort has at least two clients: one client is trivially consistent) with its curve, status."""
     rows = []
     for rec in records:
         labels, s, rounds = grid.labels_of(rec), rec["summary"], rec["rounds"]
