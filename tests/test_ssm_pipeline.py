@@ -105,7 +105,8 @@ def _record(alg, seed, accs, bits_per_round, row_cfg, target, fp):
     return {"config": {"algorithm": alg, "seed": seed, "target_acc": target, "local_steps": 5, **row_cfg},
             "rounds": rounds,
             "summary": {"status": "ok", "best_test_acc": max(accs)}, "model": {"num_params": 100},
-            "fingerprint": fp}
+            "fingerprint": fp, "labels": {"row": "fmnist_cnn", "dist": "iid", "variant": "", "algorithm": alg,
+                                          "seed": seed}}
 
 
 def test_table1_cells_factors_and_verdicts_on_hand_made_records():
