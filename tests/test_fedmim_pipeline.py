@@ -14,6 +14,7 @@ from fedlib.papers.fedmim import common as M
 from fedlib.papers.fedmim import fig2, table1, table2, table3
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
+from fedlib.reporting import grid
 from fedlib.reporting.profiles import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,7 +98,8 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("fedmim")
     for name, mod in MODULES.items():
         settings = load_settings(f"fedmim_{name}", "embedded", TINY[name], params_file=PARAMS, schema=mod.PARAMS)
-        records = run_many(mod.configs(settings), root / "runs" / name, workers=1)
+        cells = mod.cells(settings)              # labelled as Notebook.runs labels them
+        records = grid.labelled(run_many(grid.configs_of(cells), root / "runs" / name, workers=1), cells)
         result = mod.build(records, settings)
         paths = mod.write(result, settings, root / "reports")
         out[name] = (settings, records, result, paths)
