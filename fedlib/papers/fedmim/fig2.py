@@ -20,6 +20,7 @@ import pandas as pd
 from fedlib.papers.fedmim import common as M
 from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, schema
 from fedlib.reporting import figures as F
@@ -132,14 +133,14 @@ def curves_frame(records: Sequence[dict], settings: Mapping[str, Any]) -> pd.Dat
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    frame = M.accuracy_frame(records)
+    frame = AC.accuracy_frame(records, M.NAMES)
     curves = curves_frame(records, settings)
     algs = [a for a in M.NAMES if a in settings["algorithms"]]
     summary = []
     for (panel, row, p, alg), g in frame.groupby(["panel", "row", "p", "algorithm"], sort=False):
         summary.append({"panel": panel, "row": row, "dataset": g["dataset"].iloc[0], "participation": p,
-                        "method": names(settings)[alg], "acc_last10": M.cell(g["tail"].tolist()),
-                        "acc_last10_mean": g["tail"].mean(), "convergence": convergence.status(M.mean_curve(g)),
+                        "method": names(settings)[alg], "acc_last10": AC.cell(g["tail"].tolist()),
+                        "acc_last10_mean": g["tail"].mean(), "convergence": convergence.status(AC.mean_curve(g)),
                         "consistency_last_half": g["consistency"].mean(), "n_seeds": len(g)})
     return {"records": records, "frame": frame, "curves": curves, "summary": pd.DataFrame(summary),
             "algorithms": algs, "claims": claims(frame, settings, algs)}
@@ -431,12 +432,13 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += "\n![Figure 2](fig2.png)\n\n" + f"*{caption}*\n\n"
     table = result["summary"][["panel", "dataset", "participation", "method", "acc_last10",
                                "consistency_last_half", "n_seeds"]].copy()
-    table["acc_last10"] = [a + M.MARK.get(c, "") for a, c in zip(table["acc_last10"], result["summary"]["convergence"])]
+    table["acc_last10"] = [a + AC.MARK.get(c, "")
+                           for a, c in zip(table["acc_last10"], result["summary"]["convergence"])]
     table["consistency_last_half"] = table["consistency_last_half"].map(lambda v: f"{v:.3g}")
     table.columns = ["panel", "data", "p", "method", "acc. last 10% of rounds (%)", "consistency (last half)", "seeds"]
     text += ("### Summary (mean over seeds)\n\n" + page.fmt_table(table) + "\n\n"
              + f"Panel (a) at p = {max(float(p) for p in settings['participation_grid']):g} and panel (b) on the "
-             "first row are the same runs (listed under both). " + M.CONVERGENCE_LEGEND + "\n\n")
+             "first row are the same runs (listed under both). " + AC.CONVERGENCE_LEGEND + "\n\n")
     ctl = matched_lines(result["frame"], settings)
     if ctl:
         text += ("**Step-size control** (not a claim of the paper). The consistency metric grows with the square of "
