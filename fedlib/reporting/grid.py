@@ -116,3 +116,8 @@ def run_configs(settings: Mapping[str, Any], entry: Mapping[str, Any], algorithm
                 seeds: Sequence[int], **extra) -> list[dict]:
     """RunConfig dicts for algorithms × seeds on one `datasets` entry (the configurations of `cells`)."""
     return [cfg for _, cfg in cells(settings, entry, algorithms, seeds, **extra)]
+
+
+def row_configs(settings: Mapping[str, Any], algorithms: Sequence[str] | None = None, **extra) -> list[dict]:
+    """The configurations of `row_cells`."""
+    return configs_of(row_cells(settings, algorithms, **extra))

@@ -1,5 +1,5 @@
-"""What every FedMIM artefact shares: names, the labelled run grid, claim helpers (the accuracy frame, selections
-and cells they read are fedlib/reporting/accuracy.py's).
+"""What every FedMIM artefact shares: names, colours, the paired comparisons and verdicts of its claims (the
+accuracy frame, selections and cells they read are fedlib/reporting/accuracy.py's).
 
 What the pages say about the runs (stand-ins, settings phrases and table, header) is in page.py."""
 from __future__ import annotations
@@ -11,21 +11,12 @@ import pandas as pd
 
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
-from fedlib.reporting import grid
 from fedlib.reporting.accuracy import cell_status, convergence_notes, differences, select, side
 
 NAMES = {**P.METHOD_LABELS, "mofedsam": "MoFedSAM"}
 COLOURS = {"fedavg": "#7f7f7f", "fedopt_adam": "#1f77b4", "scaffold": "#bcbd22", "fedcm": "#9467bd",
            "feddyn": "#2ca02c", "fedsam": "#ff7f0e", "fedmim": "#d62728", "mofedsam": "#8c564b"}
 BASELINES = [m for m in P.METHODS if m != "fedmim"]
-
-
-# ---------------------------------------------------------------------------------------------- runs
-def labelled_runs(settings: Mapping[str, Any], entry: Mapping[str, Any], algorithms: Sequence[str],
-                  labels: Mapping[str, Any], **extra) -> list[grid.Cell]:
-    """Every algorithm × seed on one `datasets` entry (plus swept keys), each with its labels (row, split, ...):
-    `fedlib.reporting.grid.cells` (its precedence; the block's per-method `server_lr` included)."""
-    return grid.cells(settings, entry, algorithms, settings["seeds"], labels, **extra)
 
 
 # ---------------------------------------------------------------------------------------------- settings

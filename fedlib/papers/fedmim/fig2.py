@@ -22,7 +22,7 @@ from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
 from fedlib.reporting.grid import Cell, configs_of, labels_of, run_by_run
@@ -88,20 +88,20 @@ def cells(settings: Mapping[str, Any]) -> list[Cell]:
 
 
 def _panels(settings: Mapping[str, Any]) -> list[Cell]:
-    algs = settings["algorithms"]
+    algs, seeds = settings["algorithms"], settings["seeds"]
     out = []
     first = settings["rows"][0]
     for p in settings["participation_grid"]:
-        out += M.labelled_runs(settings, settings["datasets"][first], algs, {"panel": "a", "row": first, "p": p},
-                               clients_per_round=clients_for(settings, p))
+        out += grid.cells(settings, settings["datasets"][first], algs, seeds, {"panel": "a", "row": first, "p": p},
+                          clients_per_round=clients_for(settings, p))
     p = settings["consistency_participation"]
     for row in settings["rows"]:
         entry, s = settings["datasets"][row], clients_for(settings, p)
-        out += M.labelled_runs(settings, entry, algs, {"panel": "b", "row": row, "p": p}, clients_per_round=s)
+        out += grid.cells(settings, entry, algs, seeds, {"panel": "b", "row": row, "p": p}, clients_per_round=s)
         if settings["matched_step"] and "fedmim" in algs:
             for alg in [a for a in algs if needs_matched_run(settings, a)]:
-                for labels, cfg in M.labelled_runs(settings, entry, [alg], {"panel": "b", "row": row, "p": p},
-                                                   clients_per_round=s, lr=matched_lr(settings, alg)):
+                for labels, cfg in grid.cells(settings, entry, [alg], seeds, {"panel": "b", "row": row, "p": p},
+                                              clients_per_round=s, lr=matched_lr(settings, alg)):
                     out.append(({**labels, "algorithm": alg + MATCHED}, cfg))
     return out
 

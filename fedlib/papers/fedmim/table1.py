@@ -18,7 +18,7 @@ from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import report as R
 from fedlib.reporting.grid import Cell, configs_of
 from fedlib.reporting.tables import round_floats
@@ -57,8 +57,8 @@ def cells(settings: Mapping[str, Any]) -> list[Cell]:
     out = []
     for row in settings["rows"]:
         for split, fields in settings["splits"].items():
-            out += M.labelled_runs(settings, settings["datasets"][row], algorithms_for(settings, row, split),
-                                   {"row": row, "split": split}, **fields)
+            out += grid.cells(settings, settings["datasets"][row], algorithms_for(settings, row, split),
+                              settings["seeds"], {"row": row, "split": split}, **fields)
     return out
 
 

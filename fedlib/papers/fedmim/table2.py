@@ -19,7 +19,7 @@ from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import report as R
 from fedlib.reporting.grid import Cell, configs_of
 from fedlib.reporting.tables import round_floats
@@ -48,9 +48,9 @@ def cells(settings: Mapping[str, Any]) -> list[Cell]:
     out = []
     for row in settings["rows"]:
         for e in settings["epochs_grid"]:
-            out += M.labelled_runs(settings, settings["datasets"][row], settings["algorithms"],
-                                   {"row": row, "epochs": float(e)}, local_epochs=float(e),
-                                   rounds=rounds_for(settings, row, float(e)))
+            out += grid.cells(settings, settings["datasets"][row], settings["algorithms"], settings["seeds"],
+                              {"row": row, "epochs": float(e)}, local_epochs=float(e),
+                              rounds=rounds_for(settings, row, float(e)))
     return out
 
 

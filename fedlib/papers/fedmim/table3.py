@@ -18,7 +18,7 @@ from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import report as R
 from fedlib.reporting.grid import Cell, configs_of
 from fedlib.reporting.tables import round_floats
@@ -50,7 +50,8 @@ def cells(settings: Mapping[str, Any]) -> list[Cell]:
     entry = settings["datasets"][settings["rows"][0]]
     out = []
     for i, (alpha, beta) in enumerate(rows_of(settings)):
-        out += M.labelled_runs(settings, entry, ["fedmim"], {"row": i}, mim_alpha=list(alpha), mim_beta=list(beta))
+        out += grid.cells(settings, entry, ["fedmim"], settings["seeds"], {"row": i}, mim_alpha=list(alpha),
+                          mim_beta=list(beta))
     return out
 
 
