@@ -80,3 +80,28 @@ def test_a_run_two_cells_share_counts_once_in_the_provenance_warning():
     cells = [({"panel": "a"}, {"seed": 0}), ({"panel": "b"}, {"seed": 0})]
     note = R.provenance_note(grid.labelled([stale], cells))
     assert note.startswith("Warning: 1 of 1 runs were read from the run cache")
+
+
+def test_notebook_runs_hands_the_build_labelled_records(monkeypatch):
+    """Notebook.runs runs the distinct configurations of the module's cells (portable CPU path unless a cell says
+    otherwise) and returns one record per cell, carrying its labels."""
+    from types import SimpleNamespace
+
+    from fedlib import experiments
+    from fedlib.reporting import notebook
+
+    cells = [({"panel": "a"}, {"seed": 0}), ({"panel": "a"}, {"seed": 1, "cpu_path": "native"}),
+             ({"panel": "b"}, {"seed": 0})]
+    asked = []
+
+    def run_many(configs, cache_dir, workers, **kw):
+        asked.append(list(configs))
+        return [{"config": c, "fingerprint": f"fp{i}"} for i, c in enumerate(configs)]
+
+    monkeypatch.setattr(experiments, "run_many", run_many)
+    nb = notebook.Notebook(SimpleNamespace(cells=lambda settings: cells), SimpleNamespace(name="toy"),
+                           {"cache_dir": "unused", "workers": 1, "force_recompute": False}, {})
+    got = nb.runs(show=False)
+    assert asked == [[{"seed": 0, "cpu_path": "portable"}, {"seed": 1, "cpu_path": "native"}]]
+    assert [(r["labels"]["panel"], r["fingerprint"]) for r in got] == [("a", "fp0"), ("a", "fp1"), ("b", "fp0")]
+    assert nb.configs() == asked[0]
