@@ -154,17 +154,6 @@ def mean_sd(values: Sequence[float] | Mapping[int, float], fmt: str = "{:.3f}") 
 
 
 # ---------------------------------------------------------------------------------------------- per-seed evidence
-def by_seed(runs: pd.DataFrame, col: str, **keys) -> dict[int, float]:
-    """{seed: value of `col`} of the rows of `runs` whose columns equal `keys` (one row per seed)."""
-    sel = np.ones(len(runs), dtype=bool)
-    for k, v in keys.items():
-        sel &= (runs[k] == v).to_numpy()
-    rows = runs[sel]
-    if rows["seed"].duplicated().any():
-        raise ValueError(f"two runs of one seed for {keys}")
-    return {int(s): float(v) for s, v in zip(rows["seed"], rows[col])}
-
-
 def censor_cap(runs: pd.DataFrame, cols: Sequence[str]) -> dict[str, float | None]:
     """Per column, the value a diverged run (+inf) is censored at: the largest finite value of that column over the
     artefact's runs. A diverged run's loss is only known to exceed every finite one, so the paired rule may declare

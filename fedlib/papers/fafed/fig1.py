@@ -18,6 +18,7 @@ import pandas as pd
 from fedlib.papers.fafed import common as K
 from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
@@ -70,7 +71,7 @@ def claims(runs: pd.DataFrame, order: Sequence[str], data: str,
 
     def sd(method: str, col: str) -> C.Side:
         return K.side(method, data, FINAL if col == "final_loss" else FLUCT,
-                      K.by_seed(runs, col, method=method), cap[col])
+                      AC.by_seed(runs, col, method=method), cap[col])
 
     def note(methods):
         return K.moving_note({m: conv[m] for m in methods if m in conv}, "loss curve")
