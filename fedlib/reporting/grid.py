@@ -29,8 +29,8 @@ from fedlib.config import drop_unread
 
 Cell = tuple[dict, dict]          # (labels, RunConfig dict)
 
-#: the per-algorithm learning rates of a block, and the RunConfig field each sets
-RATES = {"lr": "lr", "server_lr": "server_lr"}
+#: the per-algorithm learning rates of a block (η_l, η_g): each a block key {algorithm: value} and a RunConfig field
+RATES = ("lr", "server_lr")
 
 
 def config(settings: Mapping[str, Any], entry: Mapping[str, Any], algorithm: str, seed: int,
@@ -39,10 +39,10 @@ def config(settings: Mapping[str, Any], entry: Mapping[str, Any], algorithm: str
     `hparams[algorithm]` (a tuning candidate, a per-level choice)."""
     own = (settings.get("hparams") or {}).get(algorithm) or {} if hparams is None else hparams
     cfg = {**settings["run"], **own}
-    for key, field in RATES.items():
+    for key in RATES:
         value = (settings.get(key) or {}).get(algorithm)
         if value is not None:
-            cfg[field] = value
+            cfg[key] = value
     cfg.update(entry)
     cfg.update(algorithm=algorithm, seed=int(seed))
     cfg.update(extra)
