@@ -18,13 +18,15 @@ SETTINGS = {"target_step": 0.01, "rows": ["a", "b"],
                          "b": {"dataset": "digits", "target_acc": 0.8, "rounds": 40}}}
 
 
-def record(dataset, model, accs, seed=0, vectors=2.5, alg="fadamgt"):
-    """A run record with test accuracy `accs[r-1]` at round r (None: not evaluated)."""
+def record(dataset, model, accs, seed=0, vectors=2.5, alg="fadamgt", row=None):
+    """A run record with test accuracy `accs[r-1]` at round r (None: not evaluated), labelled with its row (by
+    default the row of `dataset`)."""
     cfg = {"algorithm": alg, "dataset": dataset, "seed": seed, "n_clients": 8, "clients_per_round": 4,
            "tracking_size": 2, "local_steps": 3, "alpha": 0.1, "rounds": len(accs), "target_acc": 0.5, "lr": 0.05}
     return {"config": cfg, "model": {"name": model}, "comm": {"vectors_per_round": vectors},
             "summary": {"status": "ok", "rounds_to_target": None, "comm_to_target": None},
             "fingerprint": f"{alg}-{seed}",
+            "labels": {"row": row or {"synthetic": "a", "digits": "b"}[dataset], "algorithm": alg, "seed": seed},
             "rounds": [{"round": r, "test_acc": a, "comm_vectors": vectors * r} for r, a in enumerate(accs, 1)]}
 
 
@@ -42,18 +44,21 @@ def test_step_level_and_stop_entry():
     assert SETTINGS["datasets"]["b"]["target_acc"] == 0.8                            # the entry is not changed
 
 
-def test_rows_by_data_matches_dataset_and_model_and_refuses_a_shared_stand_in():
-    runs = pd.DataFrame({"dataset": ["digits", "synthetic", "digits"], "model": ["auto", "mlp", "auto"]})
-    assert G.rows_by_data(runs, SETTINGS) == ["b", "a", "b"]
-    with pytest.raises(KeyError):
-        G.rows_by_data(pd.DataFrame({"dataset": ["synthetic"], "model": ["auto"]}), SETTINGS)
-    same = {"rows": ["a", "b"], "datasets": {"a": {"dataset": "d", "model": "m"}, "b": {"dataset": "d", "model": "m"}}}
-    with pytest.raises(ValueError, match=r"^rows a and b run the same data \('d', 'm'\); a row must be distinct data$"):
-        G.rows_by_data(pd.DataFrame({"dataset": ["d"], "model": ["m"]}), same)
-
-
 # ---------------------------------------------------------------------------------------------- costs off curves
 CURVE = [0.1, None, 0.34, 0.3499999, 0.35, 0.36, 0.2]       # target 0.35 first met at round 5 (not 4)
+
+
+def test_cost_runs_reads_each_runs_row_from_its_labels_not_its_data():
+    """Two rows may run the same data: the row is the label the run was given, never matched on dataset/model."""
+    same = {**SETTINGS, "datasets": {"a": {"dataset": "digits", "target_acc": 0.35},
+                                     "b": {"dataset": "digits", "target_acc": 0.8}}}
+    recs = [record("digits", "auto", CURVE, row="a"), record("digits", "auto", CURVE, seed=1, row="b")]
+    runs = G.cost_runs(recs, same)
+    assert runs["row"].tolist() == ["a", "b"]
+    assert runs["target_acc"].tolist() == [0.35, 0.8] and runs["rounds"].tolist()[0] == 5.0
+    unlabelled = {k: v for k, v in recs[0].items() if k != "labels"}
+    with pytest.raises(ValueError, match=r"^run fadamgt-0 carries no labels"):
+        G.cost_runs([unlabelled], same)
 
 
 def test_cost_runs_reads_the_first_round_at_or_above_the_level():

@@ -29,9 +29,9 @@ def settings_of(module, section, profile="embedded", **over):
 
 
 def record(cfg: dict, reach: int | None, rounds: int, *, vectors: float = 2.0, target: float = 0.5,
-           model: str = "mlp") -> dict:
+           model: str = "mlp", row: str = "cifar100", split: str = "dirichlet") -> dict:
     """A run record whose test accuracy first reaches `target` at round `reach` (None: never), 0.01 above it the
-    round after, and stays below it before."""
+    round after, and stays below it before; labelled with its cell (`row`, `split`), as Notebook.runs labels it."""
     accs = []
     for r in range(1, rounds + 1):
         if reach is None or r < reach:
@@ -46,6 +46,7 @@ def record(cfg: dict, reach: int | None, rounds: int, *, vectors: float = 2.0, t
             "summary": {"status": "ok", "rounds_to_target": reach, "comm_to_target": None, "best_test_acc": max(accs),
                         "final_test_acc": accs[-1], "rounds_run": rounds, "wall_s": 0.0},
             "fingerprint": f"{cfg['algorithm']}-{cfg['seed']}-{cfg.get('tracking_size')}-{cfg.get('alpha')}",
+            "labels": {"row": row, "split": split, "algorithm": cfg["algorithm"], "seed": cfg["seed"]},
             "rounds": [{"round": r, "test_acc": a, "comm_vectors": vectors * r} for r, a in enumerate(accs, 1)]}
 
 
@@ -84,7 +85,7 @@ def _table1_records(s, fast: str, slow: str):
             for seed in SEEDS:
                 reach = 10 + seed % 2 if alg == fast else 30 if alg == slow else 20 + seed % 4
                 recs.append(record(base_cfg(alg, seed, e["dataset"]), reach, e["rounds"], target=e["target_acc"],
-                                   model=e["model"], vectors=3.5 if alg in ("fadamet", "fadamgt") else 2.0))
+                                   model=e["model"], vectors=3.5 if alg in ("fadamet", "fadamgt") else 2.0, row=row))
     return recs
 
 
@@ -160,7 +161,7 @@ def _fig3_records(s, gap_lo: int, gap_hi: int, et_hi: int):
             for alg in s["algorithms"]:
                 recs.append(record(base_cfg(alg, seed, e["dataset"], alpha=float(a)), reach[alg], e["rounds"],
                                    target=e["target_acc"], model=e["model"],
-                                   vectors=3.5 if alg != "localadam" else 2.0))
+                                   vectors=3.5 if alg != "localadam" else 2.0, row=s["rows"][0]))
     return recs
 
 
@@ -187,9 +188,9 @@ def _fig4_records(s, small_y: int, big_y: int, base: int):
                 for alg in s["algorithms"]:
                     c = s["run"]["clients_per_round"]
                     recs.append(record(base_cfg(alg, seed, e["dataset"], tracking_size=y), reach + j, e["rounds"],
-                                       target=e["target_acc"], model=e["model"], vectors=3 + y / c))
+                                       target=e["target_acc"], model=e["model"], vectors=3 + y / c, row=row))
             recs.append(record(base_cfg(s["baseline"], seed, e["dataset"]), base + j, e["rounds"],
-                               target=e["target_acc"], model=e["model"]))
+                               target=e["target_acc"], model=e["model"], row=row))
     return recs
 
 
@@ -215,7 +216,7 @@ def _table2_records(s, gt: int, et: int, adam: int = 30):
             j = seed % 2
             for alg, reach in (("localadam", adam + j), ("fadamet", et + j), ("fadamgt", gt + 2 * j)):
                 recs.append(record(base_cfg(alg, seed, e["dataset"]), reach, e["rounds"], target=e["target_acc"],
-                                   model=e["model"], vectors=3.0))
+                                   model=e["model"], vectors=3.0, row=row))
     return recs
 
 
@@ -346,7 +347,7 @@ def test_table1_iid_contrast_runs_and_the_regime_check():
                                   target=e["target_acc"]))
             for alg in s["iid_contrast"]:
                 out.append(record({**base_cfg(alg, seed, partition="iid"), "alpha": None}, iid_reach + seed % 3,
-                                  e["rounds"], target=e["target_acc"]))
+                                  e["rounds"], target=e["target_acc"], split="iid"))
         return out
 
     got = {c.id: c for c in table1.build(recs(iid_reach=10, dir_reach=40), s)["claims"]}

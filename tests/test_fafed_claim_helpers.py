@@ -15,6 +15,7 @@ from fedlib.papers.fafed import common as K
 from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import fig1, fig2
 from fedlib.papers.fafed import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,17 +31,17 @@ def _frame():
 
 def test_by_seed_selects_on_every_key_and_returns_int_seeds_and_float_values():
     runs = _frame()
-    got = K.by_seed(runs, "loss", method="A", row="x")
+    got = AC.by_seed(runs, "loss", method="A", row="x")
     assert got == {0: 1.5, 1: 2.5}
     assert all(type(s) is int for s in got) and all(type(v) is float for v in got.values())
-    assert K.by_seed(runs, "loss", method="B", row="x") == {0: 3.5, 1: 4.5}
-    assert K.by_seed(runs, "loss", method="A", row="y") == {0: 9.0}
-    assert K.by_seed(runs, "loss", method="C") == {}
+    assert AC.by_seed(runs, "loss", method="B", row="x") == {0: 3.5, 1: 4.5}
+    assert AC.by_seed(runs, "loss", method="A", row="y") == {0: 9.0}
+    assert AC.by_seed(runs, "loss", method="C") == {}
 
 
 def test_by_seed_refuses_two_runs_of_one_seed():
-    with pytest.raises(ValueError, match=r"^two runs of one seed for \{'method': 'A'\}$"):
-        K.by_seed(_frame(), "loss", method="A")          # seed 0 in rows x and y
+    with pytest.raises(ValueError, match=r"^selection \{'method': 'A'\} holds two runs of one seed$"):
+        AC.by_seed(_frame(), "loss", method="A")          # seed 0 in rows x and y
 
 
 # ---------------------------------------------------------------------------------------------- censor_cap

@@ -38,6 +38,18 @@ def test_embedded_grid_sizes_and_offline_data():
         ("similarity", 5, 20), ("fafed_moderate", 16, 10), ("fafed_high", 32, 5)}
 
 
+def test_image_runs_are_labelled_with_the_level_whose_settings_and_tuned_values_they_take():
+    st = settings(fig2)
+    cells = K.image_cells(st)
+    assert [lab["level"] for lab, _ in cells[:: len(st["algorithms"]) * len(st["seeds"])]] == ["low", "moderate",
+                                                                                                 "high"]
+    for lab, cfg in cells:
+        assert {k: cfg[k] for k in st["settings"][lab["level"]]} == st["settings"][lab["level"]]
+        tuned = st["tuned"][lab["level"]][lab["algorithm"]]
+        assert cfg.get("lr") == tuned.get("lr") and cfg.get("server_lr") == tuned.get("server_lr")
+        assert (lab["row"], lab["algorithm"], lab["seed"]) == (st["rows"][0], cfg["algorithm"], cfg["seed"])
+
+
 @pytest.mark.parametrize("profile", ["embedded", "paper"])
 def test_accuracy_table_reads_figure2_runs(profile):
     """fafed_fmnist_accuracy runs with fafed_fig2's run cache: its configurations must be among fig2's."""

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from fedlib.papers.fedmim import common as M
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
 
 RISE = [float(x) for x in np.linspace(0.1, 0.9, 20)]       # tail change +0.0842: still rising
@@ -38,43 +39,43 @@ AVG_DIR = {"algorithm": "fedavg", "split": "dir0.1"}
 # ---------------------------------------------------------------------------------------------- selection
 def test_select_matches_every_key_sorts_by_seed_and_keeps_seed_first():
     f = frame()
-    sel = M.select(f, ["acc", "seed", "acc"], **MIM_DIR)
+    sel = AC.select(f, ["acc", "seed", "acc"], **MIM_DIR)
     assert list(sel.columns) == ["seed", "acc"]
     assert list(sel["seed"]) == [0, 1, 2] and list(sel["acc"]) == [76.3, 75.8, 76.0]
-    whole = M.select(f, algorithm="fedavg")
+    whole = AC.select(f, algorithm="fedavg")
     assert list(whole.columns) == list(f.columns) and len(whole) == 6
     assert list(whole["seed"]) == [0, 0, 1, 1, 2, 2]
-    assert len(M.select(f, algorithm="fedavg", split="dir0.3")) == 0
+    assert len(AC.select(f, algorithm="fedavg", split="dir0.3")) == 0
 
 
 def test_by_seed_gives_int_seeds_and_float_values_and_refuses_a_seed_twice():
-    got = M.by_seed(frame(), "acc", **AVG_IID)
+    got = AC.by_seed(frame(), "acc", **AVG_IID)
     assert got == {0: 78.3, 1: 77.8, 2: 78.0}
     assert all(type(s) is int for s in got) and all(type(v) is float for v in got.values())
     with pytest.raises(ValueError, match=r"^selection \{'algorithm': 'fedavg'\} holds two runs of one seed$"):
-        M.by_seed(frame(), "acc", algorithm="fedavg")
+        AC.by_seed(frame(), "acc", algorithm="fedavg")
 
 
 def test_mean_curve_averages_over_seeds_cut_to_the_shortest_and_skips_empty_curves():
     f = pd.DataFrame({"seed": [0, 1, 2, 3], "m": ["a", "a", "a", "b"],
                       "curve": [[1.0, 2.0, 3.0], [3.0, 4.0], [], []]})
-    assert M.mean_curve(f, m="a") == [2.0, 3.0]
-    assert M.mean_curve(f, m="b") == []
-    assert M.mean_curve(f, m="c") == []
+    assert AC.mean_curve(f, m="a") == [2.0, 3.0]
+    assert AC.mean_curve(f, m="b") == []
+    assert AC.mean_curve(f, m="c") == []
     g = pd.DataFrame({"seed": [0, 1], "acc_curve": [[0.0, 1.0], [1.0, 2.0]], "curve": [[9.0], [9.0]]})
-    assert M.mean_curve(g, "acc_curve") == [0.5, 1.5]
+    assert AC.mean_curve(g, "acc_curve") == [0.5, 1.5]
 
 
 def test_cell_status_names_the_cell_and_its_tail_change():
     f = frame()
-    m, s, status, change = M.cell_status(f, "FedMIM (ours)", "IID", **MIM_IID)
+    m, s, status, change = AC.cell_status(f, "FedMIM (ours)", "IID", **MIM_IID)
     assert (m, s, status) == ("FedMIM (ours)", "IID", "still rising") and change == pytest.approx(0.0842105263)
-    assert M.cell_status(f, "FedAvg", "DIR.1", **AVG_DIR)[2:] == ("still falling", pytest.approx(-0.0421052632))
-    assert M.cell_status(f, "FedAvg", "IID", **AVG_IID)[2:] == ("flat", 0.0)
+    assert AC.cell_status(f, "FedAvg", "DIR.1", **AVG_DIR)[2:] == ("still falling", pytest.approx(-0.0421052632))
+    assert AC.cell_status(f, "FedAvg", "IID", **AVG_IID)[2:] == ("flat", 0.0)
 
 
 def test_side_and_data_label():
-    s = M.side(frame(), "acc", "X", "IID", "acc (%)", **MIM_IID)
+    s = AC.side(frame(), "acc", "X", "IID", "acc (%)", **MIM_IID)
     assert s == C.Side("X", "IID", "acc (%)", {0: 80.3, 1: 79.8, 2: 80.0}, None)
     assert M.data_label(frame(), **MIM_IID) == "digits (mlp_small)"
     assert M.data_label(frame(), algorithm="none") == "?"
@@ -113,10 +114,10 @@ def test_versus_renamed_sides_lower_is_better_without_status():
 def test_differences_are_per_seed_first_minus_second_over_common_seeds():
     f = frame()
     f = f[~((f.algorithm == "fedavg") & (f.split == "dir0.1") & (f.seed == 1))]
-    d = M.differences(f, "acc", AVG_IID, AVG_DIR, "FedAvg", "CIFAR", "accuracy drop")
+    d = AC.differences(f, "acc", AVG_IID, AVG_DIR, "FedAvg", "CIFAR", "accuracy drop")
     assert d.method == "FedAvg" and d.setting == "CIFAR" and d.metric == "accuracy drop" and d.cap is None
     assert list(d.values) == [0, 2] and d.values == {0: pytest.approx(8.0), 2: pytest.approx(8.0)}
-    r = M.differences(f, "acc", MIM_DIR, MIM_IID, "M", "s", "accuracy m")
+    r = AC.differences(f, "acc", MIM_DIR, MIM_IID, "M", "s", "accuracy m")
     assert r.values == {0: pytest.approx(-4.0), 1: pytest.approx(-4.0), 2: pytest.approx(-4.0)}
 
 
@@ -171,16 +172,16 @@ def test_verdict_adds_the_convergence_note_after_the_given_notes():
 
 
 def test_convergence_notes_count_each_cell_once_and_ignore_flat_and_too_short():
-    assert M.convergence_notes([]) == []
-    assert M.convergence_notes([M.versus(frame(), "acc", MIM_IID, AVG_IID, "IID", status=False)]) == []
+    assert AC.convergence_notes([]) == []
+    assert AC.convergence_notes([M.versus(frame(), "acc", MIM_IID, AVG_IID, "IID", status=False)]) == []
     flat = M.versus(frame(), "acc", MIM_DIR, AVG_IID, "DIR.1", "IID")
-    assert M.convergence_notes([flat, flat]) == [
+    assert AC.convergence_notes([flat, flat]) == [
         "convergence: all 2 cells this verdict reads are flat at the last round (mean accuracy over the last 10 % of "
         "rounds within 1 point of the 10 % before)"]
     short = M.versus(frame(), "acc", MIM_DIR, AVG_IID, "DIR.1", "IID")
     short.cells = [("A", "s", "too short", math.nan), ("B", "s", "flat", 0.0), ("C", "t", "still falling", -0.5),
                    ("C", "u", "still rising", 0.25), ("D", "t", "still rising", 0.01)]
-    assert M.convergence_notes([short]) == [
+    assert AC.convergence_notes([short]) == [
         "convergence: 3 of the 5 cells this verdict reads are still moving at the last round (mean accuracy over the "
         "last 10 % of rounds minus the 10 % before, points) — t: C still falling (-50.0), D still rising (+1.0); "
         "u: C still rising (+25.0); the verdict is about accuracy at this fixed round count, not after convergence"]

@@ -9,6 +9,7 @@ import pytest
 
 from fedlib.papers.fedmim import common as M
 from fedlib.papers.fedmim import fig2, table1, table2, table3
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
 
 SEEDS = (0, 1, 2, 3, 4)
@@ -206,8 +207,8 @@ def test_convergence_mark_just_inside_and_outside_one_point():
     inside = [0.5] * 18 + [0.509] * 2            # last 10 % (2 points) vs the 2 before: +0.9 points
     outside = [0.5] * 18 + [0.511] * 2           # +1.1 points
     frame = pd.DataFrame(runs({"row": 0}, 0.0, curve=inside) + runs({"row": 1}, 0.0, curve=outside))
-    assert M.cell_status(frame, "m", "s", row=0)[2] == "flat"
-    assert M.cell_status(frame, "m", "s", row=1)[2] == "still rising"
+    assert AC.cell_status(frame, "m", "s", row=0)[2] == "flat"
+    assert AC.cell_status(frame, "m", "s", row=1)[2] == "still rising"
 
 
 def test_fig2_caption_names_identical_and_overlapping_curves_and_styles_are_distinct():

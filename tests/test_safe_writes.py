@@ -25,7 +25,7 @@ import pytest
 from fedlib import experiments
 from fedlib.papers.fadamgt import fig3
 from fedlib.reporting import artefact as A
-from fedlib.reporting import atomic_files, notebook, profiles, report
+from fedlib.reporting import atomic_files, grid, notebook, profiles, report
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["fig3.csv", "fig3.json", "fig3.md", "fig3.png", "fig3.svg"]    # (+ fig3_seeds.csv where claims have one)
@@ -47,7 +47,8 @@ def cache(tmp_path_factory) -> Path:
 
 def build(overrides: dict, cache: Path) -> tuple[dict, dict]:
     settings = settings_of(overrides)
-    records = experiments.run_many(fig3.configs(settings), cache, workers=1, verbose=False)
+    cells = fig3.cells(settings)                 # labelled as Notebook.runs labels them
+    records = grid.labelled(experiments.run_many(grid.configs_of(cells), cache, workers=1, verbose=False), cells)
     return fig3.build(records, settings), settings
 
 

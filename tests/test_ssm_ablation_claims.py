@@ -25,7 +25,9 @@ def record(alg, seed, hit, bits=MBIT / 2, n=8, local_steps=5, top=0.85) -> dict:
     return {"config": {"algorithm": alg, "seed": seed, "dataset": "digits", "model": "linear", "partition": "iid",
                        "local_steps": local_steps},
             "rounds": [{"round": r, "test_acc": a, "uplink_bits": r * bits} for r, a in enumerate(accs, 1)],
-            "model": {"num_params": 650}, "summary": {"status": "ok"}, "fingerprint": f"{alg}-{seed}-{local_steps}"}
+            "model": {"num_params": 650}, "summary": {"status": "ok"}, "fingerprint": f"{alg}-{seed}-{local_steps}",
+            "labels": {"row": "fmnist_cnn", "dist": "iid", "algorithm": alg, "seed": seed,
+                       "variant": "local_steps=1" if local_steps == 1 else ""}}
 
 
 def records(ssm=3, ea=5, ea1=6, ssm_top=0.85, ea_top=0.85, drop=()) -> list[dict]:

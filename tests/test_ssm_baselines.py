@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fedlib.papers.fedadam_ssm import baselines, indexbits, observations
-from fedlib.papers.fedadam_ssm.common import ablation_variants, comparison_configs, runs_cell, variant
+from fedlib.papers.fedadam_ssm.common import ablation_cells, ablation_variants, comparison_cells, runs_cell
 from fedlib.reporting import claims as C
 
 SEEDS = (0, 1, 2, 3, 4)
@@ -37,9 +37,6 @@ def test_ablation_variants_accept_one_mapping_or_a_list_in_params_order():
                                                 ("1-bit Adam T_w = 4", "onebit_adam", "warmup_rounds=4"),
                                                 ("Efficient Adam with one local step per round", "efficient_adam",
                                                  "local_steps=1")]
-    rec = {"config": {"algorithm": "onebit_adam", "hparams": {"warmup_rounds": 4}}}
-    assert variant(rec, SETTINGS) == "warmup_rounds=4"                  # read from the run's hparams
-    assert variant({"config": {"algorithm": "onebit_adam", "hparams": {"warmup_rounds": 1}}}, SETTINGS) == ""
 
 
 def test_a_verdict_that_flips_within_the_range_is_inconclusive_with_the_label():
@@ -100,19 +97,36 @@ def test_index_share_follows_the_bit_formulas():
     assert big["ssm_over_dense"] == pytest.approx((3 * 487_546 * 32 + 9_750_922) / (3 * 9_750_922 * 32))
 
 
-def test_a_row_subset_runs_only_its_algorithms_and_distributions():
-    block = {"rows": ["a", "b"], "datasets": {"a": {"dataset": "digits", "model": "linear", "rounds": 3},
+BLOCK = {"rows": ["a", "b"], "datasets": {"a": {"dataset": "digits", "model": "linear", "rounds": 3},
                                               "b": {"dataset": "digits", "model": "mlp_small", "rounds": 3}},
              "distributions": {"iid": {"partition": "iid"}, "noniid": {"partition": "dirichlet_fedma", "alpha": 0.1}},
              "targets": {"a": {"iid": 0.5, "noniid": 0.5}, "b": {"iid": 0.5}}, "budget_mbit": {"a": 1.0, "b": 1.0},
              "algorithms": ["fedadam_ssm", "fedadam_top"], "seeds": [0], "lr": {}, "run": {"n_clients": 5, "clients_per_round": 5},
              "subset": {"b": {"algorithms": ["fedadam_ssm"], "distributions": ["iid"]}}}
-    got = [(c["model"], c["partition"], c["algorithm"]) for c in comparison_configs(block)]
+
+
+def test_a_row_subset_runs_only_its_algorithms_and_distributions():
+    block = BLOCK
+    got = [(c["model"], c["partition"], c["algorithm"]) for _, c in comparison_cells(block)]
     assert got == [("linear", "iid", "fedadam_ssm"), ("linear", "iid", "fedadam_top"),
                    ("linear", "dirichlet_fedma", "fedadam_ssm"), ("linear", "dirichlet_fedma", "fedadam_top"),
                    ("mlp_small", "iid", "fedadam_ssm")]
     assert runs_cell(block, "b", "iid") and not runs_cell(block, "b", "noniid")
     assert not runs_cell(block, "b", "iid", "fedadam_top") and runs_cell(block, "a", "noniid", "fedadam_top")
+
+
+def test_every_run_is_labelled_with_its_row_distribution_and_variant():
+    """The labels say which cell a run belongs to; no builder reads it back from the configuration."""
+    block = {**BLOCK, "algorithms": ["fedadam_ssm", "onebit_adam"],
+             "ablation": {"onebit_adam": [{"warmup_rounds": 2}, {"warmup_rounds": 4}]}}
+    got = [(lab["row"], lab["dist"], lab["algorithm"], lab["variant"]) for lab, _ in comparison_cells(block)]
+    assert got[:2] == [("a", "iid", "fedadam_ssm", ""), ("a", "iid", "onebit_adam", "")]
+    assert [(lab["row"], lab["dist"]) for lab, _ in comparison_cells(block)][-1] == ("b", "iid")
+    abl = ablation_cells(block)
+    assert [(lab["variant"], cfg["warmup_rounds"]) for lab, cfg in abl if (lab["row"], lab["dist"]) == ("a", "iid")] \
+        == [("warmup_rounds=2", 2), ("warmup_rounds=4", 4)]
+    assert {lab["algorithm"] for lab, _ in abl} == {"onebit_adam"}
+    assert ablation_cells(block, ["fedadam_ssm"]) == []             # a figure asks for the variants of its methods
 
 
 def test_observations_grouped_by_method_name_their_cells_and_claims():

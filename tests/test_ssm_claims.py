@@ -27,7 +27,8 @@ def _record(alg, seed, accs, bits=Q, warmup=None, **cfg):
     hp = {"warmup_rounds": warmup} if warmup is not None else {}
     return {"config": {"algorithm": alg, "seed": seed, "target_acc": 0.8, "local_steps": 5, **ROW, **cfg,
                        "hparams": hp}, "rounds": rounds, "summary": {"status": "ok", "best_test_acc": max(accs)},
-            "model": {"num_params": 650}, "fingerprint": f"{alg}-{seed}"}
+            "model": {"num_params": 650}, "fingerprint": f"{alg}-{seed}",
+            "labels": {"row": "svhn_resnet", "dist": "iid", "variant": "", "algorithm": alg, "seed": seed}}
 
 
 def _hits(round_: int, n: int = 6) -> list[float]:

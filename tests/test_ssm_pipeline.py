@@ -15,6 +15,7 @@ from fedlib.config import RunConfig
 from fedlib.papers.fedadam_ssm import fig2, fig3, table1
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.reporting import claims as C
+from fedlib.reporting import grid
 from fedlib.reporting.profiles import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +106,8 @@ def _record(alg, seed, accs, bits_per_round, row_cfg, target, fp):
     return {"config": {"algorithm": alg, "seed": seed, "target_acc": target, "local_steps": 5, **row_cfg},
             "rounds": rounds,
             "summary": {"status": "ok", "best_test_acc": max(accs)}, "model": {"num_params": 100},
-            "fingerprint": fp}
+            "fingerprint": fp, "labels": {"row": "fmnist_cnn", "dist": "iid", "variant": "", "algorithm": alg,
+                                          "seed": seed}}
 
 
 def test_table1_cells_factors_and_verdicts_on_hand_made_records():
@@ -141,7 +143,8 @@ def test_figure3_writes_its_files_from_a_tiny_grid(tmp_path):
     settings = load_settings("fedadam_ssm_fig3", "embedded", params_file=PARAMS, schema=fig3.PARAMS,
                              overrides={"seeds": [0], "local_steps_grid": [1, 3],
                                         "datasets": {"fmnist_cnn": {"rounds": 3}}})
-    records = run_many(fig3.configs(settings), tmp_path / "cache", workers=1, verbose=False)
+    cells = fig3.cells(settings)
+    records = grid.labelled(run_many(grid.configs_of(cells), tmp_path / "cache", workers=1, verbose=False), cells)
     result = fig3.build(records, settings)
     paths = fig3.write(result, settings, tmp_path / "out")
     assert {p.name for p in paths} == {"fig3.png", "fig3.svg", "fig3.csv", "fig3.md", "fig3.json", "fig3_metrics.json"}

@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.reporting import artefact as A
-from fedlib.reporting import atomic_files, profiles
+from fedlib.reporting import atomic_files, grid, profiles
 from fedlib.reporting.report import CLAIMS_HEADING
 
 #: the parameters every artefact notebook takes (papermill `-p name value` / `-y 'name: value'`)
@@ -51,29 +51,40 @@ class Notebook:
     settings: dict[str, Any]
 
     # ------------------------------------------------------------------------------------------ runs
+    def cells(self) -> list[tuple[dict, dict]]:
+        """The artefact's labelled run configurations (its module's `cells`; a module with `configs` only gives
+        empty labels), on the portable CPU path unless its params block says otherwise (committed reports must not
+        depend on the host's instruction set: fedlib/cpu_path.py)."""
+        cells = (self.module.cells(self.settings) if hasattr(self.module, "cells")
+                 else [({}, c) for c in self.module.configs(self.settings)])
+        return [(labels, {**c, "cpu_path": c.get("cpu_path", "portable")}) for labels, c in cells]
+
     def configs(self) -> list[dict]:
-        """The artefact's run configurations, on the portable CPU path unless its params block says otherwise
-        (committed reports must not depend on the host's instruction set: fedlib/cpu_path.py). `start` pinned this
-        kernel to that path, so the runs go where `workers` says; where it could not (torch loaded first, or a user's
-        own MKL/ATen/oneDNN setting kept), `run_many` runs them in `workers` fresh processes (at least one) that
-        take it, and its first line says so."""
-        return [{**c, "cpu_path": c.get("cpu_path", "portable")} for c in self.module.configs(self.settings)]
+        """The distinct configurations of `cells`, in order: what `runs` runs. `start` pinned this kernel to their
+        CPU path, so the runs go where `workers` says; where it could not (torch loaded first, or a user's own
+        MKL/ATen/oneDNN setting kept), `run_many` runs them in `workers` fresh processes (at least one) that take it,
+        and its first line says so."""
+        return grid.configs_of(self.cells())
 
     def runs(self, show: bool = True) -> list[dict]:
         """Run (or read back from the run cache) every configuration the artefact needs; show a table of them.
+        Returns one record per cell, carrying the cell's labels (`grid.labelled`): builders read a run's row,
+        split or level from `record["labels"]`, never from its configuration.
         Configurations another artefact has already run (the module's `BORROWS`) are first copied from its cache."""
         from fedlib.experiments import run_many
 
+        cells = self.cells()
+        configs = grid.configs_of(cells)
         borrow = getattr(self.module, "BORROWS", None)
         if borrow:
-            copied = borrow_runs(self.configs(), self.params["cache_dir"], borrow)
+            copied = borrow_runs(configs, self.params["cache_dir"], borrow)
             print(f"[{self.art.name}] {copied} run(s) copied from the run cache of {borrow} (the same "
                   "configurations)")
-        records = run_many(self.configs(), self.params["cache_dir"], self.params["workers"],
+        records = run_many(configs, self.params["cache_dir"], self.params["workers"],
                            force=self.params["force_recompute"], label=self.art.name)
         if show:
             _show(runs_table(records))
-        return records
+        return grid.labelled(records, cells)
 
     def frame(self, records: list[dict] | None = None) -> pd.DataFrame:
         """The runs as one tidy table, a row per run and round (`fedlib.runs.frame`: algorithm, the settings that

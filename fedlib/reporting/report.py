@@ -61,8 +61,10 @@ def settings_table(rows: Sequence[tuple[str, Any, Any]]) -> str:
 
 
 def provenance_note(records: Sequence[dict]) -> str | None:
-    """A warning when cached runs were computed by different fedlib numeric sources than the current ones."""
+    """A warning when cached runs were computed by different fedlib numeric sources than the current ones. A run
+    that two labelled cells share (fedlib.reporting.grid.labelled) counts once."""
     current = source_hash()
+    records = list({r.get("fingerprint", id(r)): r for r in records}.values())
     stale = sum(1 for r in records if r.get("source_hash") not in (None, current))
     if stale:
         return (f"Warning: {stale} of {len(records)} runs were read from the run cache and were computed by an "

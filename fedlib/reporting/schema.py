@@ -13,7 +13,9 @@ shape. The generic keys:
     datasets    {row: {RunConfig field: v}}  what runs for each paper dataset (dataset, model, target_acc, rounds, ...)
     algorithms  [algorithm, ...]             registered algorithm names (optionally restricted to the paper's)
     seeds       [int, ...]                   distinct
-    lr          {algorithm: η_l or null}     optional; null = the algorithm's default
+    lr          {algorithm: η_l or null}     optional; null or absent = the row's, the run block's, else the
+                                             algorithm's default (precedence: fedlib/reporting/grid.py)
+    server_lr   {algorithm: η_g or null}     optional; as lr, for the global (server) learning rate
     run         {RunConfig field: v}         shared by every run of the artefact: RunConfig fields only, never one
                                              algorithm's own hyperparameter
     hparams     {algorithm: {name: v}}       optional; an algorithm's own hyperparameters (fedlib/algorithms/hparams.py)
@@ -168,7 +170,7 @@ def per_algorithm(value_check: Callable[[str], Check], allowed: Sequence[str] | 
 
 
 def learning_rate(alg: str = "") -> Check:
-    """η_l > 0, or null for the algorithm's default."""
+    """η_l (or η_g) > 0, or null for the default."""
     def check(value, where, block):
         if value is not None:
             scalar(float)(value, where, block)
@@ -227,6 +229,8 @@ def grid(algorithms: Sequence[str] | None = None, entry_keys: Sequence[str] = ("
         "algorithms": Key(listed(algorithm(algorithms)), doc="algorithm names"),
         "seeds": Key(seeds(), doc="seeds of every configuration (distinct)"),
         "lr": Key(per_algorithm(learning_rate, algorithms), required=False, doc="{algorithm: η_l}"),
+        "server_lr": Key(per_algorithm(learning_rate, algorithms), required=False,
+                         doc="{algorithm: η_g} for methods whose global lr differs from run.server_lr"),
         "run": Key(run_fields(), doc="RunConfig fields shared by every run"),
         "hparams": Key(per_algorithm(hparams_of, algorithms), required=False,
                        doc="{algorithm: {hyperparameter: value}}"),

@@ -15,6 +15,7 @@ from fedlib.reporting import claims as C
 from fedlib.reporting import describe as D
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
+from fedlib.reporting.grid import labels_of
 from fedlib.reporting.tables import cap_cost, lookup, run_frame
 
 NAMES = P.ALGORITHMS
@@ -115,18 +116,6 @@ def stop_entry(settings: Mapping[str, Any], row: str) -> dict:
     return {**settings["datasets"][row], "target_acc": level(settings, row, step(settings))}
 
 
-def rows_by_data(runs: pd.DataFrame, settings: Mapping[str, Any]) -> list[str]:
-    """Which row each run belongs to, matched on dataset and model (every row of a block runs distinct data)."""
-    index: dict[tuple[str, str], str] = {}
-    for r in settings["rows"]:
-        e = settings["datasets"][r]
-        key = (e["dataset"], e.get("model", "auto"))
-        if key in index:
-            raise ValueError(f"rows {index[key]} and {r} run the same data {key}; a row must be distinct data")
-        index[key] = r
-    return [index[(d, m)] for d, m in zip(runs["dataset"], runs["model"])]
-
-
 def cost_runs(records: Sequence[dict], settings: Mapping[str, Any], offset: float = 0.0,
               extra: Sequence[str] = ()) -> pd.DataFrame:
     """One row per run with rounds and communication to the row's target moved by `offset`, read off the run's
@@ -137,7 +126,7 @@ def cost_runs(records: Sequence[dict], settings: Mapping[str, Any], offset: floa
     runs = run_frame(records, extra)
     if runs.empty:
         return runs
-    runs["row"] = rows_by_data(runs, settings)
+    runs["row"] = [labels_of(rec)["row"] for rec in records]
     levels, rounds, comm = [], [], []
     for rec, row in zip(records, runs["row"]):
         lv = level(settings, row, offset)

@@ -28,10 +28,10 @@ from fedlib.papers.fadamgt.common import (
 )
 from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
-from fedlib.reporting.grid import run_configs
+from fedlib.reporting.grid import Cell
 from fedlib.reporting.tables import markdown_table, round_floats
 
 TITLE = "Figure 2 — accuracy vs rounds and vs communication for several K"
@@ -52,12 +52,17 @@ STYLES = {"FedAvg": (0, (1, 1)), "SCAFFOLD": (0, (5, 2)), "LocalAdam": (0, (3, 1
           "FedLADA": (0, (6, 2, 1, 2, 1, 2)), "FAdamET": (0, (2, 1)), "FAdamGT": "solid"}
 
 
-def configs(settings: Mapping[str, Any]) -> list[dict]:
-    entry = settings["datasets"][settings["rows"][0]]
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
+    row = settings["rows"][0]
     out = []
     for k in settings["local_steps_grid"]:
-        out += run_configs(settings, entry, settings["algorithms"], settings["seeds"], local_steps=int(k))
+        out += grid.cells(settings, settings["datasets"][row], settings["algorithms"], settings["seeds"],
+                          {"row": row, "local_steps": int(k)}, local_steps=int(k))
     return out
+
+
+def configs(settings: Mapping[str, Any]) -> list[dict]:
+    return grid.configs_of(cells(settings))
 
 
 def _window_mean(frame: pd.DataFrame, col: str, hi: float, frac: float = 0.1) -> float:

@@ -34,9 +34,9 @@ from fedlib.papers.fadamgt.common import (
 )
 from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
-from fedlib.reporting.grid import run_configs
+from fedlib.reporting.grid import Cell
 from fedlib.reporting.tables import aggregate_costs, cost_table, lookup, markdown_table
 
 TITLE = "Figure 3 — cost to target vs Dirichlet α (Adam-based methods)"
@@ -58,12 +58,17 @@ Q_COMM = ("When evaluating the total communication per client, we can see that t
 GAP = "rounds to target: LocalAdam − method"
 
 
-def configs(settings: Mapping[str, Any]) -> list[dict]:
-    entry = stop_entry(settings, settings["rows"][0])
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
+    row = settings["rows"][0]
     out = []
     for a in settings["alpha_grid"]:
-        out += run_configs(settings, entry, settings["algorithms"], settings["seeds"], alpha=float(a))
+        out += grid.cells(settings, stop_entry(settings, row), settings["algorithms"], settings["seeds"],
+                          {"row": row, "alpha": float(a)}, alpha=float(a))
     return out
+
+
+def configs(settings: Mapping[str, Any]) -> list[dict]:
+    return grid.configs_of(cells(settings))
 
 
 def costs(records: Sequence[dict], settings: Mapping[str, Any], offset: float = 0.0) -> pd.DataFrame:

@@ -36,9 +36,9 @@ from fedlib.papers.fadamgt.common import (
 )
 from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
-from fedlib.reporting.grid import run_configs
+from fedlib.reporting.grid import Cell
 from fedlib.reporting.tables import aggregate_costs, cost_table, markdown_table
 
 TITLE = "Figure 4 — cost to target vs tracking subset size Y (S = {S})"
@@ -60,15 +60,20 @@ Q_CAPTION_ROUNDS = "Both algorithms outperform the baseline when comparing the t
 Q_CAPTION_COMM = "FAdamGT steadily outperforms the baseline when comparing the total communication per client"
 
 
-def configs(settings: Mapping[str, Any]) -> list[dict]:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
     out = []
     for row in settings["rows"]:
         entry = stop_entry(settings, row)
         for y in settings["tracking_grid"]:
-            out += run_configs(settings, entry, settings["algorithms"], settings["seeds"], tracking_size=int(y))
+            out += grid.cells(settings, entry, settings["algorithms"], settings["seeds"],
+                              {"row": row, "tracking_size": int(y)}, tracking_size=int(y))
         if settings.get("baseline"):
-            out += run_configs(settings, entry, [settings["baseline"]], settings["seeds"])
+            out += grid.cells(settings, entry, [settings["baseline"]], settings["seeds"], {"row": row})
     return out
+
+
+def configs(settings: Mapping[str, Any]) -> list[dict]:
+    return grid.configs_of(cells(settings))
 
 
 def costs(records: Sequence[dict], settings: Mapping[str, Any], offset: float = 0.0) -> pd.DataFrame:

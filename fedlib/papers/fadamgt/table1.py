@@ -34,9 +34,9 @@ from fedlib.papers.fadamgt.common import (
 )
 from fedlib.papers.fadamgt.designs import design_of
 from fedlib.reporting import claims as C
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
-from fedlib.reporting.grid import run_configs
+from fedlib.reporting.grid import Cell
 from fedlib.reporting.tables import aggregate_costs, lookup, markdown_table, round_floats
 
 TITLE = "Table 1 — rounds and communication to target accuracy"
@@ -54,27 +54,34 @@ QUOTE_CAPTION = ("We see that FAdamET and FAdamGT steadily outperforms all basel
                  "client.")
 
 
-def configs(settings: Mapping[str, Any]) -> list[dict]:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
+    """Per row: every algorithm × seed on the block's split (labelled split "dirichlet"), then the regime check's."""
     out = []
     for row in settings["rows"]:
-        out += run_configs(settings, stop_entry(settings, row), settings["algorithms"], settings["seeds"])
-        out += iid_configs(settings, row)
+        out += grid.cells(settings, stop_entry(settings, row), settings["algorithms"], settings["seeds"],
+                          {"row": row, "split": "dirichlet"})
+        out += iid_cells(settings, row)
     return out
 
 
-def iid_configs(settings: Mapping[str, Any], row: str) -> list[dict]:
+def configs(settings: Mapping[str, Any]) -> list[dict]:
+    return grid.configs_of(cells(settings))
+
+
+def iid_cells(settings: Mapping[str, Any], row: str) -> list[Cell]:
     """The regime check's runs: the `iid_contrast` algorithms on an IID split of the row's data, all else equal."""
     algs = settings.get("iid_contrast") or []
-    cfgs = run_configs(settings, stop_entry(settings, row), algs, settings["seeds"], partition="iid")
-    for cfg in cfgs:
+    out = grid.cells(settings, stop_entry(settings, row), algs, settings["seeds"], {"row": row, "split": "iid"},
+                     partition="iid")
+    for _, cfg in out:
         cfg.pop("alpha", None)              # an IID split has no concentration
-    return cfgs
+    return out
 
 
 def split_records(records: Sequence[dict]) -> tuple[list[dict], list[dict]]:
-    """(the block's runs, the regime check's IID runs), told apart by the run's partition."""
-    iid = [r for r in records if r["config"].get("partition") == "iid"]
-    return [r for r in records if r["config"].get("partition") != "iid"], iid
+    """(the block's runs, the regime check's IID runs), by their labels."""
+    iid = [r for r in records if grid.labels_of(r)["split"] == "iid"]
+    return [r for r in records if grid.labels_of(r)["split"] != "iid"], iid
 
 
 def regime_check(records: Sequence[dict], iid: Sequence[dict], settings: Mapping[str, Any],

@@ -32,9 +32,9 @@ from fedlib.papers.fadamgt.common import (
     with_sensitivity,
 )
 from fedlib.reporting import claims as C
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
-from fedlib.reporting.grid import run_configs
+from fedlib.reporting.grid import Cell
 from fedlib.reporting.tables import aggregate_costs, lookup, markdown_table, round_floats
 
 TITLE = "Table 2 — FedIT (GPT-2 + LoRA): rounds to target accuracy"
@@ -62,15 +62,17 @@ Q_GT = "GT improves the performance of Adam optimizer and results in faster conv
 Q_ET = "Though incorporating ET doesn’t bring visible improvement"
 
 
-def configs(settings: Mapping[str, Any]) -> list[dict]:
-    """Every algorithm × seed on every row, with the row's own η_l and η_g (Table C.1 is per dataset)."""
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
+    """Every algorithm × seed on every row, with the row's own η_l and η_g (Table C.1 is per dataset: the row
+    entry's lr and server_lr, fedlib/reporting/grid.py's precedence)."""
     out = []
     for row in settings["rows"]:
-        entry = stop_entry(settings, row)
-        for cfg in run_configs(settings, entry, settings["algorithms"], settings["seeds"]):
-            cfg["lr"] = entry["lr"]
-            out.append(cfg)
+        out += grid.cells(settings, stop_entry(settings, row), settings["algorithms"], settings["seeds"], {"row": row})
     return out
+
+
+def configs(settings: Mapping[str, Any]) -> list[dict]:
+    return grid.configs_of(cells(settings))
 
 
 def costs(records: Sequence[dict], settings: Mapping[str, Any], offset: float = 0.0) -> pd.DataFrame:

@@ -1,7 +1,7 @@
 """What the FAFED artefacts share: run configurations, report headers, loss curves, comparison rules, metadata.
 
 Image and language-model blocks of params.yaml use the generic keys (rows, datasets, algorithms, seeds, run, lr,
-hparams; fedlib.reporting.schema) plus `server_lr` (η_g per method: SCAFFOLD's 1, FedAdam/FedAMS's global step) and,
+server_lr: η_g per method, SCAFFOLD's 1, FedAdam/FedAMS's global step; hparams; fedlib.reporting.schema) and,
 for the images, `settings` (each heterogeneity level's partition, b and q) and `tuned` (per level and method: the
 step sizes and own hyperparameters the pilot grid search chose, fedlib/papers/fafed/tuning.py).
 """
@@ -19,8 +19,8 @@ from fedlib.papers.fafed import reference as P
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence as CV
 from fedlib.reporting import describe as D
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
 
 NAMES = P.NAMES
 COLORS = {"FedAvg": "#7f7f7f", "SCAFFOLD": "#bcbd22", "STEM": "#2ca02c", "FedAdam": "#1f77b4", "FedAMS": "#9467bd",
@@ -68,8 +68,6 @@ def _levels(check_value: schema.Check) -> schema.Check:
     return check
 
 
-SERVER_LR = schema.Key(schema.per_algorithm(lambda alg: _positive, P.METHODS), required=False,
-                       doc="{algorithm: η_g} (SCAFFOLD 1; FedAdam/FedAMS the global step)")
 SETTINGS = schema.Key(_levels(schema.run_fields()), doc="{low|moderate|high: {partition, batch_size, local_steps}}")
 TUNED = schema.Key(_levels(schema.per_algorithm(_method_hparams, P.METHODS)),
                    doc="{low|moderate|high: {algorithm: {lr, server_lr, own hyperparameters}}}")
@@ -79,45 +77,27 @@ IMAGE_PARAMS = {**schema.grid(list(P.METHODS)), "settings": SETTINGS, "tuned": T
 # ---------------------------------------------------------------------------------------------- configs
 def image_config(settings: Mapping[str, Any], entry: Mapping[str, Any], level: str, algorithm: str, seed: int,
                  hparams: Mapping[str, Any] | None = None) -> dict:
-    """One image run: run < the method's tuned values at this level (or `hparams`) < dataset entry < level."""
+    """One image run, by the one builder (fedlib/reporting/grid.py): the method's tuned values at this level (or
+    `hparams`) give its lr and server_lr (the per-method rates; the block's `lr` / `server_lr` are not read for
+    images) and its own hyperparameters; the level's fields (partition, b, q) are swept keys."""
     hp = settings["tuned"][level][algorithm] if hparams is None else hparams
-    return {**settings["run"], **hp, **entry, **settings["settings"][level], "algorithm": algorithm,
-            "seed": int(seed)}
+    rates = {key: {algorithm: hp.get(key)} for key in grid.RATES}
+    own = {k: v for k, v in hp.items() if k not in grid.RATES}
+    return grid.config({**settings, **rates}, entry, algorithm, seed, own, **settings["settings"][level])
 
 
-def image_configs(settings: Mapping[str, Any], levels: Sequence[str] = P.SETTINGS) -> list[dict]:
-    return [image_config(settings, settings["datasets"][row], level, alg, seed)
+def image_cells(settings: Mapping[str, Any], levels: Sequence[str] = P.SETTINGS) -> list[grid.Cell]:
+    """rows × levels × algorithms × seeds, labelled with their row and level."""
+    return [({"row": row, "level": level, "algorithm": alg, "seed": int(seed)},
+             image_config(settings, settings["datasets"][row], level, alg, seed))
             for row in settings["rows"] for level in levels for alg in settings["algorithms"]
             for seed in settings["seeds"]]
 
 
 def lm_config(settings: Mapping[str, Any], algorithm: str, seed: int,
               hparams: Mapping[str, Any] | None = None) -> dict:
-    """One language-model run: run < hparams[alg] (or `hparams`) < dataset entry < algorithm, seed, lr, server_lr."""
-    entry = settings["datasets"][settings["rows"][0]]
-    own = (settings.get("hparams") or {}).get(algorithm) or {} if hparams is None else hparams
-    cfg = {**settings["run"], **own, **entry, "algorithm": algorithm, "seed": int(seed)}
-    lr = (settings.get("lr") or {}).get(algorithm)
-    server_lr = (settings.get("server_lr") or {}).get(algorithm)
-    return {**cfg, **({"lr": lr} if lr is not None else {}), **({"server_lr": server_lr} if server_lr else {})}
-
-
-def level_of(record: dict, settings: Mapping[str, Any]) -> str:
-    """Which heterogeneity level a run belongs to (matched on the level's partition)."""
-    part = record["config"]["partition"]
-    for level, fields in settings["settings"].items():
-        if fields.get("partition", settings["run"].get("partition")) == part:
-            return level
-    raise ValueError(f"a run with partition {part!r} matches no heterogeneity setting")
-
-
-def row_of(record: dict, settings: Mapping[str, Any]) -> str:
-    cfg = record["config"]
-    for row in settings["rows"]:
-        e = settings["datasets"][row]
-        if e["dataset"] == cfg["dataset"] and e.get("model", cfg["model"]) == cfg["model"]:
-            return row
-    raise ValueError(f"a run on {cfg['dataset']}/{cfg['model']} matches no row")
+    """One language-model run on the block's one row, by the one builder (`hparams` replaces hparams[algorithm])."""
+    return grid.config(settings, settings["datasets"][settings["rows"][0]], algorithm, seed, hparams)
 
 
 # ---------------------------------------------------------------------------------------------- frames
@@ -174,17 +154,6 @@ def mean_sd(values: Sequence[float] | Mapping[int, float], fmt: str = "{:.3f}") 
 
 
 # ---------------------------------------------------------------------------------------------- per-seed evidence
-def by_seed(runs: pd.DataFrame, col: str, **keys) -> dict[int, float]:
-    """{seed: value of `col`} of the rows of `runs` whose columns equal `keys` (one row per seed)."""
-    sel = np.ones(len(runs), dtype=bool)
-    for k, v in keys.items():
-        sel &= (runs[k] == v).to_numpy()
-    rows = runs[sel]
-    if rows["seed"].duplicated().any():
-        raise ValueError(f"two runs of one seed for {keys}")
-    return {int(s): float(v) for s, v in zip(rows["seed"], rows[col])}
-
-
 def censor_cap(runs: pd.DataFrame, cols: Sequence[str]) -> dict[str, float | None]:
     """Per column, the value a diverged run (+inf) is censored at: the largest finite value of that column over the
     artefact's runs. A diverged run's loss is only known to exceed every finite one, so the paired rule may declare

@@ -18,6 +18,7 @@ import pandas as pd
 from fedlib.papers.fafed import common as K
 from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
@@ -27,7 +28,7 @@ TITLE = "Figure 1 — language modelling: training loss and perplexity vs rounds
 SOURCE = "Figure 1 (§Language modeling task)"
 DESC = "FAFED paper, Figure 1: language modelling, training loss and perplexity vs rounds"
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
-PARAMS = {**schema.grid(list(P.METHODS)), "server_lr": K.SERVER_LR}
+PARAMS = schema.grid(list(P.METHODS))
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
@@ -70,7 +71,7 @@ def claims(runs: pd.DataFrame, order: Sequence[str], data: str,
 
     def sd(method: str, col: str) -> C.Side:
         return K.side(method, data, FINAL if col == "final_loss" else FLUCT,
-                      K.by_seed(runs, col, method=method), cap[col])
+                      AC.by_seed(runs, col, method=method), cap[col])
 
     def note(methods):
         return K.moving_note({m: conv[m] for m in methods if m in conv}, "loss curve")

@@ -21,8 +21,10 @@ import pandas as pd
 from fedlib.papers.fafed import common as K
 from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import configs_of, labels_of
 from fedlib.reporting.tables import markdown_table
 
 TITLE = "Figure 2 (+ supplementary) — training loss vs rounds, low / moderate / high heterogeneity"
@@ -36,22 +38,27 @@ FINAL = f"training loss, mean of the last {K.TAIL} rounds"
 FLUCT = K.FLUCTUATION
 
 
+def cells(settings: Mapping[str, Any]) -> list[tuple[dict, dict]]:
+    return K.image_cells(settings)
+
+
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return K.image_configs(settings)
+    return configs_of(cells(settings))
 
 
 def summary(records: Sequence[dict], settings: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for rec in records:
         cfg = rec["config"]
-        rows.append({"row": K.row_of(rec, settings), "level": K.level_of(rec, settings),
+        labels = labels_of(rec)
+        rows.append({"row": labels["row"], "level": labels["level"],
                      "method": K.NAMES[cfg["algorithm"]], "seed": cfg["seed"], "final_loss": K.final_loss(rec),
                      "fluctuation": K.early_fluctuation(rec)})
     return pd.DataFrame(rows)
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    frame = K.loss_frame(records, lambda r: {"row": K.row_of(r, settings), "level": K.level_of(r, settings)})
+    frame = K.loss_frame(records, lambda r: {"row": labels_of(r)["row"], "level": labels_of(r)["level"]})
     runs = summary(records, settings)
     order = [K.NAMES[a] for a in P.METHODS if a in settings["algorithms"]]
     conv = K.statuses(frame, ["row", "level", "method"], "train_loss")
@@ -119,7 +126,7 @@ def _setting(settings: Mapping[str, Any], row: str, level: str) -> str:
 
 def _side(runs, settings, cap, row, level, method, col) -> C.Side:
     return K.side(method, _setting(settings, row, level), FINAL if col == "final_loss" else FLUCT,
-                  K.by_seed(runs, col, row=row, level=level, method=method), cap[col])
+                  AC.by_seed(runs, col, row=row, level=level, method=method), cap[col])
 
 
 def _beats(runs, settings, cap, levels, col, rivals) -> list[C.Comparison]:
@@ -194,11 +201,11 @@ def table(runs: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any],
             for m in order:
                 sel = dict(row=row, level=level, method=m)
                 rows.append({"data": K.data_label(settings, row), "heterogeneity": level, "method": m,
-                             f"training loss (last {K.TAIL} rounds)": K.mean_sd(K.by_seed(runs, "final_loss", **sel)),
+                             f"training loss (last {K.TAIL} rounds)": K.mean_sd(AC.by_seed(runs, "final_loss", **sel)),
                              "loss curve at the end (change over the last 10 %)":
                                  K.status_text(conv[(row, level, m)]) if (row, level, m) in conv else "–",
-                             "early fluctuation": K.mean_sd(K.by_seed(runs, "fluctuation", **sel)),
-                             "seeds": len(K.by_seed(runs, "final_loss", **sel))})
+                             "early fluctuation": K.mean_sd(AC.by_seed(runs, "fluctuation", **sel)),
+                             "seeds": len(AC.by_seed(runs, "final_loss", **sel))})
     return pd.DataFrame(rows)
 
 
@@ -301,7 +308,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                  f"*{captions[level]}*\n\n")
     text += "### At the last rounds\n\n" + markdown_table(tab) + "\n\n"
     runs = result["runs"]
-    numbers = {f"{r}/{lv}/{m}/final_loss": float(np.mean(list(K.by_seed(runs, "final_loss", row=r, level=lv,
+    numbers = {f"{r}/{lv}/{m}/final_loss": float(np.mean(list(AC.by_seed(runs, "final_loss", row=r, level=lv,
                                                                         method=m).values())))
                for r in settings["rows"] for lv in P.SETTINGS for m in result["order"]}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,

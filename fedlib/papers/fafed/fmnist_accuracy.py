@@ -22,8 +22,10 @@ from fedlib.papers.fafed import common as K
 from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import fig2
 from fedlib.papers.fafed import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import configs_of, labels_of
 from fedlib.reporting.tables import markdown_table
 
 TITLE = "Fashion-MNIST test accuracy across heterogeneity settings (supplementary table)"
@@ -37,15 +39,19 @@ MEASURES = {"local": ("local_test_acc", "local models on their own test shards (
 PRIMARY = "local"
 
 
+def cells(settings: Mapping[str, Any]) -> list[tuple[dict, dict]]:
+    return K.image_cells(settings)
+
+
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return K.image_configs(settings)
+    return configs_of(cells(settings))
 
 
 def curves(records: Sequence[dict], settings: Mapping[str, Any]) -> pd.DataFrame:
     """Long frame of the evaluated rounds: row, level, method, seed, round, local, global (fractions)."""
     rows = []
     for rec in records:
-        base = {"row": K.row_of(rec, settings), "level": K.level_of(rec, settings),
+        base = {"row": labels_of(rec)["row"], "level": labels_of(rec)["level"],
                 "method": K.NAMES[rec["config"]["algorithm"]], "seed": rec["config"]["seed"]}
         for r in rec["rounds"]:
             if r.get("test_acc") is not None:
@@ -73,7 +79,7 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
 # ---------------------------------------------------------------------------------------------- claims
 def _side(acc, settings, row, level, method, measure) -> C.Side:
     return K.side(method, f"{K.data_label(settings, row)}, {level} heterogeneity",
-                  f"{measure} test accuracy (%), last round", K.by_seed(acc, measure, row=row, level=level,
+                  f"{measure} test accuracy (%), last round", AC.by_seed(acc, measure, row=row, level=level,
                                                                          method=method))
 
 
@@ -143,7 +149,7 @@ def table(acc: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any],
             line = {"data": K.data_label(settings, row), "method": m}
             for lv in P.SETTINGS:
                 for measure in MEASURES:
-                    cell = K.mean_sd(K.by_seed(acc, measure, row=row, level=lv, method=m), "{:.1f}")
+                    cell = K.mean_sd(AC.by_seed(acc, measure, row=row, level=lv, method=m), "{:.1f}")
                     st = conv[measure].get((row, lv, m))
                     line[f"{lv}: {measure} (%)"] = cell + ("" if st is None or st[0] == "flat" else f" ({st[0]})")
             rows.append(line)
@@ -184,7 +190,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     acc = result["acc"]
 
     def mean(r, lv, m, meas):
-        vals = list(K.by_seed(acc, meas, row=r, level=lv, method=m).values())
+        vals = list(AC.by_seed(acc, meas, row=r, level=lv, method=m).values())
         return float(np.mean(vals)) if vals else float("nan")
 
     numbers = {f"{lv}/{m}/{meas}": mean(r, lv, m, meas)

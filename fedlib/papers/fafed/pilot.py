@@ -55,12 +55,11 @@ def lm_configs(fig1: Mapping[str, Any]) -> list[dict]:
     return cfgs + [lm_config(fig1, "fafed", s, printed) for s in PILOT_SEEDS]
 
 
-def image_configs(fig2: Mapping[str, Any]) -> list[dict]:
-    from fedlib.papers.fafed.common import image_config
+def image_cells(fig2: Mapping[str, Any]) -> list[tuple[dict, dict]]:
+    """Every level × method × pilot seed on the block's first row, labelled with its level."""
+    from fedlib.papers.fafed.common import image_cells
 
-    entry = fig2["datasets"][fig2["rows"][0]]
-    return [image_config(fig2, entry, lv, alg, s) for lv in P.SETTINGS for alg in fig2["algorithms"]
-            for s in PILOT_SEEDS]
+    return image_cells({**fig2, "rows": fig2["rows"][:1], "seeds": PILOT_SEEDS})
 
 
 def heterogeneity_configs(fig2: Mapping[str, Any]) -> list[dict]:
@@ -76,11 +75,13 @@ def heterogeneity_configs(fig2: Mapping[str, Any]) -> list[dict]:
     return out
 
 
-def edge_configs(fig2: Mapping[str, Any]) -> list[dict]:
+def edge_cells(fig2: Mapping[str, Any]) -> list[tuple[dict, dict]]:
+    """Every image baseline tuned at the grid's largest lr, again at each of EDGE_LRS (labelled level, lr)."""
     from fedlib.papers.fafed.common import image_config
 
     entry, top = fig2["datasets"][fig2["rows"][0]], max(P.IMAGE_SETTING["lr_grid"])
-    return [image_config(fig2, entry, lv, alg, s, {**hp, "lr": lr})
+    return [({"level": lv, "algorithm": alg, "lr": lr, "seed": s}, image_config(fig2, entry, lv, alg, s,
+                                                                                 {**hp, "lr": lr}))
             for lv, methods in fig2["tuned"].items() for alg, hp in methods.items() if alg != "fafed"
             and hp.get("lr") == top for lr in EDGE_LRS for s in PILOT_SEEDS]
 
@@ -159,6 +160,7 @@ def pilot(workers: int = 1, params_file: str = "params.yaml") -> dict:
     from fedlib.papers.fafed import common as K
     from fedlib.papers.fafed.common import lm_config
     from fedlib.reporting import effects
+    from fedlib.reporting.grid import configs_of, labelled, labels_of
 
     fig1, fig2 = _settings("fafed_fig1", params_file), _settings("fafed_fig2", params_file)
     out: dict[str, Any] = {"seeds": list(PILOT_SEEDS)}
@@ -190,16 +192,15 @@ def pilot(workers: int = 1, params_file: str = "params.yaml") -> dict:
         "F1.3": {"margin": LM_LOSS_MARGIN, "diffs": f13,
                  "seeds_needed": max(need(d, LM_LOSS_MARGIN, 2) for d in f13.values())}}
     # ---- Figure 2 / accuracy
-    img = run_many(image_configs(fig2), CACHE, workers, label="pilot images")
-    tags = {id(r): r for r in img}
+    cells = image_cells(fig2)
+    img = labelled(run_many(configs_of(cells), CACHE, workers, label="pilot images"), cells)
     fin2, flu2 = {}, {}
     acc2 = {}
     for rec in img:
-        lv, alg, s = K.level_of(rec, fig2), rec["config"]["algorithm"], int(rec["config"]["seed"])
+        lv, alg, s = (labels_of(rec)[k] for k in ("level", "algorithm", "seed"))
         fin2.setdefault((lv, alg), {})[s] = K.final_loss(rec)
         flu2.setdefault((lv, alg), {})[s] = K.early_fluctuation(rec)
         acc2.setdefault((lv, alg), {})[s] = 100.0 * (rec["rounds"][-1].get("local_test_acc") or math.nan)
-    del tags
     img_rivals = [a for a in fig2["algorithms"] if a != "fafed"]
     margin2 = {lv: effects.margin_for("training loss", a_mean=float(np.mean(list(fin2[(lv, "fafed")].values()))),
                                       b_mean=float(np.mean(list(fin2[(lv, "fedavg")].values()))))
@@ -242,11 +243,12 @@ def pilot(workers: int = 1, params_file: str = "params.yaml") -> dict:
             "FedAvg global test accuracy (%), low partition": [round(ha[low][s], 1) for s in PILOT_SEEDS],
             f"FedAvg global test accuracy (%), {lv} partition": [round(ha[own][s], 1) for s in PILOT_SEEDS]}
     # ---- grid edges
-    edge = run_many(edge_configs(fig2), CACHE, workers, label="pilot grid edges")
+    cells = edge_cells(fig2)
+    edge = labelled(run_many(configs_of(cells), CACHE, workers, label="pilot grid edges"), cells)
     ef = {}
     for rec in edge:
-        c = rec["config"]
-        ef.setdefault((K.level_of(rec, fig2), c["algorithm"], c["lr"]), []).append(K.final_loss(rec))
+        c = labels_of(rec)
+        ef.setdefault((c["level"], c["algorithm"], c["lr"]), []).append(K.final_loss(rec))
     out["edges"] = {}
     for (lv, alg), base in ((k, v) for k, v in fin2.items() if k[1] != "fafed"):
         if fig2["tuned"][lv][alg].get("lr") != max(P.IMAGE_SETTING["lr_grid"]):

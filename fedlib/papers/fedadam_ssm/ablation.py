@@ -27,8 +27,9 @@ import pandas as pd
 from fedlib.bits import MBIT, Q_BITS
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.budget import accuracy_at_budget, comm_to_target_mbit
-from fedlib.papers.fedadam_ssm.common import NAMES, ablation_variants, run_label, tag, variant
+from fedlib.papers.fedadam_ssm.common import NAMES, ablation_variants, run_label
 from fedlib.reporting import claims as C
+from fedlib.reporting.grid import labels_of
 from fedlib.reporting.tables import markdown_table
 
 OURS = "fedadam_ssm"
@@ -73,8 +74,8 @@ def build(records: Sequence[dict], runs: pd.DataFrame, settings: Mapping[str, An
     one check claim per variant."""
     by: dict[tuple, dict] = {}
     for rec in records:
-        row, dist = tag(rec, settings)
-        by[(row, dist, rec["config"]["algorithm"], variant(rec, settings), rec["config"]["seed"])] = rec
+        labels = labels_of(rec)
+        by[(labels["row"], labels["dist"], rec["config"]["algorithm"], labels["variant"], rec["config"]["seed"])] = rec
     rows, claims_ = [], []
     for i, v in enumerate(variants(settings)):
         comps = []

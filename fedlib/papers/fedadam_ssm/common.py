@@ -14,9 +14,8 @@ from fedlib.papers.fedadam_ssm import PAPER
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.budget import dense_rounds_in_budget, onebit_warmup, rounds_for_budget
 from fedlib.reporting import describe as D
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
-from fedlib.reporting.grid import run_configs
 
 NAMES = P.ALGORITHM_NAMES
 #: the paper's tasks, and the rows that stand for none of them
@@ -145,12 +144,12 @@ def runs_cell(settings: Mapping[str, Any], row: str, dist: str, alg: str | None 
 
 
 # ---------------------------------------------------------------------------------------------- the comparison grid
-def comparison_configs(settings: Mapping[str, Any], algorithms: Sequence[str] | None = None,
-                       changed: Mapping[str, Any] | None = None) -> list[dict]:
-    """rows × distributions × algorithms × seeds; each run lasts until its cumulative uplink reaches the row's
-    budget (`budget_mbit`), at most the entry's `rounds` (the cap); the target is the row's per distribution.
-    1-bit Adam's warm-up is sized from the budget (`onebit_warmup`, A8). `changed`: RunConfig fields set on every
-    run (an ablation variant)."""
+def comparison_cells(settings: Mapping[str, Any], algorithms: Sequence[str] | None = None,
+                     changed: Mapping[str, Any] | None = None, variant: str = "") -> list[grid.Cell]:
+    """rows × distributions × algorithms × seeds, labelled row, dist, variant ('' for the comparison); each run lasts
+    until its cumulative uplink reaches the row's budget (`budget_mbit`), at most the entry's `rounds` (the cap); the
+    target is the row's per distribution. 1-bit Adam's warm-up is sized from the budget (`onebit_warmup`, A8).
+    `changed`: RunConfig fields set on every run (the ablation variant named `variant`)."""
     out = []
     for row in settings["rows"]:
         entry = dict(settings["datasets"][row])
@@ -161,45 +160,29 @@ def comparison_configs(settings: Mapping[str, Any], algorithms: Sequence[str] | 
             if not algs:
                 continue
             target = settings["targets"][row][dist]
-            for cfg in run_configs(settings, {**entry, **fields}, algs, settings["seeds"], target_acc=float(target)):
+            for labels, cfg in grid.cells(settings, {**entry, **fields}, algs, settings["seeds"],
+                                          {"row": row, "dist": dist, "variant": variant}, target_acc=float(target)):
                 cfg.update(changed or {})
                 if cfg["algorithm"] == "onebit_adam" and cfg.get("warmup_rounds") is None:
                     cfg["warmup_rounds"] = onebit_warmup(cfg, budget)
                 cfg["rounds"] = rounds_for_budget(cfg, budget, cap)
-                out.append(cfg)
+                out.append((labels, cfg))
     return out
 
 
-def ablation_configs(settings: Mapping[str, Any]) -> list[dict]:
-    """The ablation runs: for each `ablation` variant, that algorithm's comparison runs with its fields changed."""
+def comparison_configs(settings: Mapping[str, Any], algorithms: Sequence[str] | None = None,
+                       changed: Mapping[str, Any] | None = None) -> list[dict]:
+    return grid.configs_of(comparison_cells(settings, algorithms, changed))
+
+
+def ablation_cells(settings: Mapping[str, Any], algorithms: Sequence[str] | None = None) -> list[grid.Cell]:
+    """The ablation runs: for each `ablation` variant (of `algorithms` when given), that algorithm's comparison runs
+    with its fields changed, labelled with the variant's name."""
     out = []
-    for alg, fields, _ in ablation_variants(settings):
-        out += comparison_configs(settings, [alg], fields)
-    return out
-
-
-def variant(record: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
-    """'' for a comparison run, else the ablation variant it belongs to ('local_steps=1')."""
-    cfg = record["config"]
-    hp = cfg.get("hparams") or {}
     for alg, fields, name in ablation_variants(settings):
-        if cfg["algorithm"] == alg and all(cfg.get(k, hp.get(k)) == v for k, v in fields.items()):
-            return name
-    return ""
-
-
-def tag(record: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, str]:
-    """(row, distribution) of a comparison run, matched on dataset, model and the distribution's fields."""
-    cfg = record["config"]
-    for row in settings["rows"]:
-        entry = settings["datasets"][row]
-        if cfg["dataset"] != entry["dataset"] or cfg["model"] != entry["model"]:
-            continue
-        for dist, fields in settings["distributions"].items():
-            if all(cfg.get(k) == v for k, v in fields.items()):
-                return row, dist
-    raise ValueError(f"run {record['fingerprint']} ({cfg['algorithm']} on {cfg['dataset']}) matches no row and "
-                     "distribution of the settings")
+        if algorithms is None or alg in algorithms:
+            out += comparison_cells(settings, [alg], fields, name)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- numbers and text

@@ -32,9 +32,8 @@ from fedlib.papers.fedadam_ssm.common import (
 from fedlib.papers.fedadam_ssm.theory import Constants, coefficients, min_g_rho_for, prop1_threshold
 from fedlib.papers.fedadam_ssm.updates import VECTORS, measure_updates, summarize_updates
 from fedlib.reporting import claims as C
+from fedlib.reporting import grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting import schema
-from fedlib.reporting.grid import run_configs
 from fedlib.reporting.tables import markdown_table, round_floats
 
 TITLE = "Figure 1 — magnitudes of the local updates ΔW, ΔM, ΔV"
@@ -48,27 +47,23 @@ LABELS = {"dW": "ΔW (model)", "dM": "ΔM (first moment)", "dV": "ΔV (second mo
 COLORS = {"dW": "#d62728", "dM": "#1f77b4", "dV": "#2ca02c"}
 
 
-def measurement_configs(settings: Mapping[str, Any]) -> list[tuple[str, dict]]:
-    out = []
+def cells(settings: Mapping[str, Any]) -> list[grid.Cell]:
+    """The runs whose updates are measured (each row × seed, as many rounds as the last measured one)."""
     last = max(int(r) for r in settings["measure_rounds"])
-    for row in settings["rows"]:
-        for cfg in run_configs(settings, settings["datasets"][row], settings["algorithms"], settings["seeds"]):
-            cfg["rounds"] = last
-            out.append((row, cfg))
-    return out
+    return [(labels, {**cfg, "rounds": last}) for labels, cfg in grid.row_cells(settings)]
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    """The runs whose updates are measured (each row × seed, as many rounds as the last measured one)."""
-    return [cfg for _, cfg in measurement_configs(settings)]
+    return grid.configs_of(cells(settings))
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     measured, stats, mismatched = [], [], []
-    cached = {(r["config"]["dataset"], r["config"]["model"], r["config"]["seed"]): r for r in records}
-    for row, cfg in measurement_configs(settings):
+    cached = {(grid.labels_of(r)["row"], grid.labels_of(r)["seed"]): r for r in records}
+    for labels, cfg in cells(settings):
+        row = labels["row"]
         m = measure_updates(cfg, settings["measure_rounds"], settings["device"])
-        rec = cached.get((cfg["dataset"], cfg["model"], cfg["seed"]))
+        rec = cached.get((row, labels["seed"]))
         if rec is not None and [r["test_acc"] for r in rec["rounds"]] != m["test_acc"]:
             mismatched.append(f"{row} seed {cfg['seed']}")
         s = summarize_updates(m)

@@ -22,8 +22,8 @@ from fedlib.papers.fedadam_ssm.budget import accuracy_at_budget, comm_to_target_
 from fedlib.papers.fedadam_ssm.common import (
     NAMES,
     TASK_NAMES,
-    ablation_variants,
-    comparison_configs,
+    ablation_cells,
+    comparison_cells,
     comparison_settings,
     header,
     mbit,
@@ -32,12 +32,11 @@ from fedlib.papers.fedadam_ssm.common import (
     settings_lines,
     short_stand_ins,
     stand_ins,
-    tag,
-    variant,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, profiles, schema
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of, labels_of
 from fedlib.reporting.tables import markdown_table, round_floats
 
 TITLE = "Figure 2 — test accuracy vs cumulative uplink, every algorithm"
@@ -89,19 +88,22 @@ def runs_settings(settings: Mapping[str, Any], params_file: str | Path | None = 
                                   params_file=params_file, schema=table1.PARAMS)
 
 
-def configs(settings: Mapping[str, Any]) -> list[dict]:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
     """Table I's comparison runs, and its runs of the quantised baselines at their other plausible settings (A8/A9:
     judged, not plotted); the rest of its ablation is Table I's alone."""
     block = runs_settings(settings)
-    return comparison_configs(block) + [c for alg, fields, _ in ablation_variants(block) if alg in QUANTISED
-                                        for c in comparison_configs(block, [alg], fields)]
+    return comparison_cells(block) + ablation_cells(block, QUANTISED)
+
+
+def configs(settings: Mapping[str, Any]) -> list[dict]:
+    return configs_of(cells(settings))
 
 
 def split(records: Sequence[dict], block: Mapping[str, Any], alg: str = "", var: str = "") -> list[dict]:
     """The comparison's records; with `alg` and `var`, `alg`'s runs replaced by those of its variant `var`."""
     keep = []
     for rec in records:
-        v = variant(rec, block)
+        v = labels_of(rec)["variant"]
         mine = rec["config"]["algorithm"] == alg
         if (v == "" and not mine) or (mine and v == var):
             keep.append(rec)
@@ -112,7 +114,7 @@ def split(records: Sequence[dict], block: Mapping[str, Any], alg: str = "", var:
 def accuracy_frame(records: Sequence[dict], block: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for rec in records:
-        row, dist = tag(rec, block)
+        row, dist = labels_of(rec)["row"], labels_of(rec)["dist"]
         cfg = rec["config"]
         for r in rec["rounds"]:
             if r.get("test_acc") is None:
@@ -132,7 +134,7 @@ def matched(records: Sequence[dict], block: Mapping[str, Any]) -> pd.DataFrame:
     """Per (row, distribution, baseline, seed): the common uplink budget and both accuracies (%) within it."""
     by = {}
     for rec in records:
-        row, dist = tag(rec, block)
+        row, dist = labels_of(rec)["row"], labels_of(rec)["dist"]
         by[(row, dist, rec["config"]["algorithm"], rec["config"]["seed"])] = rec
     out = []
     for (row, dist, alg, seed), rec in by.items():
@@ -304,7 +306,7 @@ def _iid_claim(records: Sequence[dict], block: Mapping[str, Any], shift: float =
     ours = {}
     for rec in records:
         if rec["config"]["algorithm"] == OURS:
-            ours[(*tag(rec, block), rec["config"]["seed"])] = rec
+            ours[(labels_of(rec)["row"], labels_of(rec)["dist"], rec["config"]["seed"])] = rec
     comps, notes = [], []
     for row in [r for r in block["rows"] if runs_cell(block, r, "iid", OURS) and runs_cell(block, r, "noniid", OURS)]:
         label = run_label(block, row)

@@ -14,6 +14,7 @@ from typing import Any
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm import sweep
 from fedlib.reporting import claims as C
+from fedlib.reporting.grid import configs_of
 
 TITLE = "Figure 3 — FedAdam-SSM's accuracy for several local-step counts L"
 SOURCE = "Figure 3 (§VII-B3); Proposition 2, Remark 6"
@@ -29,12 +30,16 @@ QUOTE_RATE = ("This is due to the fact that increasing local epoch L can lead to
               "drift, which compromises the model accuracy and slows down the convergence.")
 
 
+def cells(settings: Mapping[str, Any]) -> list[tuple[dict, dict]]:
+    return sweep.cells(settings, "local_steps", "local_steps_grid", int)
+
+
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return sweep.configs(settings, "local_steps", "local_steps_grid", int)
+    return configs_of(cells(settings))
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    result = sweep.build(records, settings, "local_steps")
+    result = sweep.build(records, settings)
     claims = [
         sweep.peak_claim(result, settings, "F3.1", "Test accuracy first increases, then decreases as L grows",
                          "§VII-B3, Figure 3", QUOTE_ACC, SYMBOL, FMT, "final", PAPER_L),

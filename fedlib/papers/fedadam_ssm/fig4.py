@@ -13,6 +13,7 @@ from typing import Any
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm import sweep
 from fedlib.reporting import claims as C
+from fedlib.reporting.grid import configs_of
 
 TITLE = "Figure 4 — FedAdam-SSM's accuracy for several learning rates η"
 SOURCE = "Figure 4 (§VII-B3); Theorem 3, Remark 7"
@@ -26,12 +27,16 @@ QUOTE = ("We can observe that on the one hand, increasing the learning rate η c
          "degrades the convergence rate.")
 
 
+def cells(settings: Mapping[str, Any]) -> list[tuple[dict, dict]]:
+    return sweep.cells(settings, "lr", "lr_grid", float)
+
+
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return sweep.configs(settings, "lr", "lr_grid", float)
+    return configs_of(cells(settings))
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    result = sweep.build(records, settings, "lr")
+    result = sweep.build(records, settings)
     claims = [
         sweep.peak_claim(result, settings, "F4.1", "Test accuracy first improves, then degrades as η grows (a too "
                          "large η hurts)", "§VII-B3, Figure 4", QUOTE, SYMBOL, FMT, "final", PAPER_LR),

@@ -12,6 +12,7 @@ from typing import Any
 
 from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm import sweep
+from fedlib.reporting.grid import configs_of
 
 TITLE = "Figure 5 — FedAdam-SSM's accuracy for several sparsification ratios α"
 SOURCE = "Figure 5 (§VII-B3); Theorem 2, Remark 4"
@@ -24,12 +25,16 @@ QUOTE = ("Fig. 5 plots the test accuracy of FedAdam-SSM for different sparsifica
          "the convergence.")
 
 
+def cells(settings: Mapping[str, Any]) -> list[tuple[dict, dict]]:
+    return sweep.cells(settings, "keep_ratio", "keep_ratio_grid", float)
+
+
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return sweep.configs(settings, "keep_ratio", "keep_ratio_grid", float)
+    return configs_of(cells(settings))
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    result = sweep.build(records, settings, "keep_ratio")
+    result = sweep.build(records, settings)
     result["claims"] = [
         sweep.monotone_claim(result, settings, "F5.1", "Test accuracy increases with the sparsification ratio α "
                              "(the text's 'learning rate η' is a typo for α)", "§VII-B3, Figure 5", QUOTE, SYMBOL,

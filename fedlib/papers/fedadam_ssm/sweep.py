@@ -29,9 +29,8 @@ from fedlib.papers.fedadam_ssm.common import (
     stand_ins,
 )
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import report as R
-from fedlib.reporting.grid import run_configs
 from fedlib.reporting.tables import markdown_table, round_floats
 
 OURS = "fedadam_ssm"
@@ -47,17 +46,14 @@ def params(grid_key: str, doc: str) -> dict[str, schema.Key]:
             grid_key: schema.Key(schema.numbers(), doc=doc)}
 
 
-def configs(settings: Mapping[str, Any], key: str, grid_key: str, cast: Callable = float) -> list[dict]:
+def cells(settings: Mapping[str, Any], key: str, grid_key: str, cast: Callable = float) -> list[grid.Cell]:
+    """Every row × swept value × algorithm × seed, labelled with its row and `value` (`key` set to it)."""
     out = []
     for row in settings["rows"]:
         for value in settings[grid_key]:
-            out += run_configs(settings, settings["datasets"][row], settings["algorithms"], settings["seeds"],
-                               **{key: cast(value)})
+            out += grid.cells(settings, settings["datasets"][row], settings["algorithms"], settings["seeds"],
+                              {"row": row, "value": cast(value)}, **{key: cast(value)})
     return out
-
-
-def _value(cfg: Mapping[str, Any], key: str):
-    return cfg["hparams"][key] if key in (cfg.get("hparams") or {}) else cfg[key]
 
 
 def rounds_to(accs: Sequence[tuple[int, float]], target: float) -> int | None:
@@ -65,13 +61,13 @@ def rounds_to(accs: Sequence[tuple[int, float]], target: float) -> int | None:
     return next((rnd for rnd, a in accs if a >= target), None)
 
 
-def build(records: Sequence[dict], settings: Mapping[str, Any], key: str) -> dict:
-    rows_by = {(settings["datasets"][r]["dataset"], settings["datasets"][r]["model"]): r for r in settings["rows"]}
+def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
+    """Per run (its row and swept value from its labels) and per (row, value): accuracy curves, final accuracy and
+    rounds to the row's target."""
     acc, per_seed = [], []
     for rec in records:
-        cfg = rec["config"]
-        row = rows_by[(cfg["dataset"], cfg["model"])]
-        value = _value(cfg, key)
+        cfg, labels = rec["config"], grid.labels_of(rec)
+        row, value = labels["row"], labels["value"]
         evals = [r for r in rec["rounds"] if r.get("test_acc") is not None]
         for r in evals:
             acc.append({"row": row, "value": value, "seed": cfg["seed"], "round": r["round"],

@@ -24,9 +24,9 @@ from fedlib.papers.fedadam_ssm.common import (
     INF_TEXT,
     NAMES,
     TASK_NAMES,
-    ablation_configs,
+    ablation_cells,
     comm_cell,
-    comparison_configs,
+    comparison_cells,
     comparison_params,
     comparison_settings,
     header,
@@ -37,11 +37,10 @@ from fedlib.papers.fedadam_ssm.common import (
     settings_lines,
     short_stand_ins,
     stand_ins,
-    tag,
-    variant,
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of, labels_of
 from fedlib.reporting.tables import markdown_table, round_floats
 
 TITLE = "Table I — uplink communication to the target accuracy"
@@ -65,9 +64,13 @@ QUOTE_ABSTRACT = ("Experimental results show that FedAdam-SSM outperforms baseli
                   "(over 1.1× faster than the sparse FedAdam baselines)")
 
 
-def configs(settings: Mapping[str, Any]) -> list[dict]:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
     """The comparison runs, then the ablation runs (Efficient Adam with one factor changed)."""
-    return comparison_configs(settings) + ablation_configs(settings)
+    return comparison_cells(settings) + ablation_cells(settings)
+
+
+def configs(settings: Mapping[str, Any]) -> list[dict]:
+    return configs_of(cells(settings))
 
 
 # ---------------------------------------------------------------------------------------------- build
@@ -76,12 +79,12 @@ def run_rows(records: Sequence[dict], settings: Mapping[str, Any], shift: float 
     not reached) and rounds to the target (moved by `shift`, a fraction), uplink at the end, 1-bit Adam's T_w."""
     rows = []
     for rec in records:
-        row, dist = tag(rec, settings)
-        cfg = rec["config"]
+        labels, cfg = labels_of(rec), rec["config"]
         target = cfg["target_acc"] + shift
         rtt = next((r["round"] for r in rec["rounds"] if r.get("test_acc") is not None and r["test_acc"] >= target),
                    None)
-        rows.append({"row": row, "dist": dist, "algorithm": cfg["algorithm"], "variant": variant(rec, settings),
+        rows.append({"row": labels["row"], "dist": labels["dist"], "algorithm": cfg["algorithm"],
+                     "variant": labels["variant"],
                      "seed": cfg["seed"], "target": target, "rounds_run": len(rec["rounds"]),
                      "status": rec["summary"]["status"], "comm": comm_to_target_mbit(rec, target), "rtt": rtt,
                      "end_mbit": mbit(rec["rounds"][-1]["uplink_bits"]) if rec["rounds"] else 0.0,

@@ -1,141 +1,22 @@
-"""What every FedMIM artefact shares: names, the labelled run grid, accuracy frames, claim helpers.
+"""What every FedMIM artefact shares: names, colours, the paired comparisons and verdicts of its claims (the
+accuracy frame, selections and cells they read are fedlib/reporting/accuracy.py's).
 
 What the pages say about the runs (stand-ins, settings phrases and table, header) is in page.py."""
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from fedlib.papers.fedmim import reference as P
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting.accuracy import cell_status, convergence_notes, differences, select, side
 
 NAMES = {**P.METHOD_LABELS, "mofedsam": "MoFedSAM"}
 COLOURS = {"fedavg": "#7f7f7f", "fedopt_adam": "#1f77b4", "scaffold": "#bcbd22", "fedcm": "#9467bd",
            "feddyn": "#2ca02c", "fedsam": "#ff7f0e", "fedmim": "#d62728", "mofedsam": "#8c564b"}
 BASELINES = [m for m in P.METHODS if m != "fedmim"]
-
-
-#: the per-method global learning rate (FedAdam: 0.1, the paper's), a key of every FedMIM block
-SERVER_LR_KEY = schema.Key(schema.per_algorithm(schema.learning_rate), required=False,
-                           doc="{algorithm: η_g} for methods whose global lr differs from run.server_lr")
-
-Labelled = list[tuple[dict, dict]]        # (labels, RunConfig dict) per run
-
-
-# ---------------------------------------------------------------------------------------------- runs
-def labelled_runs(settings: Mapping[str, Any], entry: Mapping[str, Any], algorithms: Sequence[str],
-                  labels: Mapping[str, Any], **extra) -> Labelled:
-    """Every algorithm × seed on one `datasets` entry (plus swept keys), each with its labels (row, split, ...).
-
-    Merge order as fedlib.reporting.grid: run < hparams[algorithm] < entry < algorithm, seed, lr < extra; then the
-    block's `server_lr` for the methods it names.
-    """
-    from fedlib.reporting.grid import run_configs
-
-    out = []
-    for cfg in run_configs(settings, entry, algorithms, settings["seeds"], **extra):
-        server = (settings.get("server_lr") or {}).get(cfg["algorithm"])
-        if server is not None:
-            cfg["server_lr"] = server
-        out.append(({**labels, "algorithm": cfg["algorithm"], "seed": cfg["seed"]}, cfg))
-    return out
-
-
-def match(records: Sequence[dict], grid: Labelled) -> list[tuple[dict, dict]]:
-    """(labels, record) for every record, matched to the grid by configuration fingerprint."""
-    from fedlib.experiments import fingerprint
-
-    by_fp: dict[str, list[dict]] = {}
-    for labels, cfg in grid:
-        by_fp.setdefault(fingerprint(cfg), []).append(labels)
-    out = []
-    for rec in records:
-        for labels in by_fp.get(rec["fingerprint"], []):
-            out.append((labels, rec))
-    return out
-
-
-def accuracy_frame(pairs: Sequence[tuple[dict, dict]], tail: float = 0.1) -> pd.DataFrame:
-    """One row per (labels, run): final / best / last-`tail` mean test accuracy (%), the accuracy curve (fractions,
-    per evaluated round), consistency (mean over the last half of the rounds whose cohort has at least two clients:
-    one client is trivially consistent) with its curve, status."""
-    rows = []
-    for labels, rec in pairs:
-        s, rounds = rec["summary"], rec["rounds"]
-        accs = [r["test_acc"] for r in rounds if r.get("test_acc") is not None]
-        k = max(1, math.ceil(tail * len(accs)))
-        cons = [r["consistency"] for r in rounds if r.get("consistency") is not None and r["cohort_size"] > 1]
-        half = cons[len(cons) // 2:] or cons
-        rows.append({**labels, "method": NAMES.get(labels["algorithm"], labels["algorithm"]),
-                     "dataset": rec["config"]["dataset"], "model": rec["model"]["name"],
-                     "status": s["status"], "rounds_run": s["rounds_run"],
-                     "final": 100.0 * accs[-1] if accs else math.nan,
-                     "best": 100.0 * max(accs) if accs else math.nan,
-                     "tail": 100.0 * float(np.mean(accs[-k:])) if accs else math.nan,
-                     "curve": accs, "consistency_curve": cons,
-                     "consistency": float(np.mean(half)) if half else math.nan,
-                     "comm_per_round": rec["comm"]["vectors_per_round"]})
-    return pd.DataFrame(rows)
-
-
-def select(frame: pd.DataFrame, columns: Sequence[str] | None = None, **where) -> pd.DataFrame:
-    """The runs matching `where` (column == value), sorted by seed; only `columns` (plus seed) when given."""
-    mask = np.ones(len(frame), dtype=bool)
-    for key, val in where.items():
-        mask &= np.asarray(frame[key].to_numpy(dtype=object) == val, dtype=bool)
-    rows = np.flatnonzero(mask)
-    sel = frame.iloc[rows] if columns is None else frame[list(dict.fromkeys(["seed", *columns]))].iloc[rows]
-    return sel.sort_values("seed")
-
-
-def by_seed(frame: pd.DataFrame, column: str, **where) -> dict[int, float]:
-    """{seed: value} of `column` over the runs of the selection (the per-seed values a paired comparison takes)."""
-    sel = select(frame, [column], **where)
-    if sel["seed"].duplicated().any():
-        raise ValueError(f"selection {where} holds two runs of one seed")
-    return {int(s): float(v) for s, v in zip(sel["seed"], sel[column])}
-
-
-def mean_curve(frame: pd.DataFrame, column: str = "curve", **where) -> list[float]:
-    """The per-round mean over seeds of the selection's curves (cut to the shortest, e.g. a diverged run)."""
-    curves = [c for c in select(frame, [column], **where)[column] if len(c)]
-    if not curves:
-        return []
-    n = min(len(c) for c in curves)
-    return [float(np.mean([c[i] for c in curves])) for i in range(n)]
-
-
-def cell_status(frame: pd.DataFrame, method: str, setting: str, **where) -> tuple[str, str, str, float]:
-    """(method, setting, convergence status, tail change) of a cell read at the last round:
-    `fedlib.reporting.convergence` on the mean accuracy curve over seeds (a fraction: 'flat' within 1 point)."""
-    curve = mean_curve(frame, **where)
-    return method, setting, convergence.status(curve), convergence.tail_change(curve)
-
-
-MARK = {"still rising": " ↑", "still falling": " ↓"}      # beside a final cell; flat: no mark
-
-
-CONVERGENCE_LEGEND = ("↑ / ↓ after a final cell: the mean accuracy curve over seeds is still rising / falling at the "
-                      "last round (its mean over the last 10 % of rounds differs from the 10 % before by more than 1 "
-                      "point; `fedlib/reporting/convergence.py`); no mark: flat.")
-
-
-def cell(values: Sequence[float], digits: int = 2) -> str:
-    """'mean ± std' (sample std, ddof = 1) of the finite values; notes missing/diverged seeds."""
-    v = [x for x in values if x is not None and math.isfinite(x)]
-    if not v:
-        return "n/a"
-    text = f"{np.mean(v):.{digits}f}" + (f" ± {np.std(v, ddof=1):.{digits}f}" if len(v) > 1 else "")
-    return text + (f" ({len(values) - len(v)} missing)" if len(v) < len(values) else "")
-
-
-def values(frame: pd.DataFrame, column: str, **where) -> list[float]:
-    return select(frame, [column], **where)[column].tolist()
 
 
 # ---------------------------------------------------------------------------------------------- settings
@@ -154,11 +35,6 @@ def data_label(frame: pd.DataFrame, **where) -> str:
     return f"{sel['dataset'].iloc[0]} ({sel['model'].iloc[0]})" if len(sel) else "?"
 
 
-def side(frame: pd.DataFrame, column: str, method: str, setting: str, metric: str, **where) -> C.Side:
-    """One method's per-seed `column` values in the selection `where`, as a paired-comparison side."""
-    return C.Side(method, setting, metric, by_seed(frame, column, **where))
-
-
 def versus(frame: pd.DataFrame, column: str, ours: dict, theirs: dict, setting_a: str, setting_b: str | None = None,
            metric: str = "final accuracy (%)", higher_is_better: bool = True, fmt: str = "{:.2f}",
            names: tuple[str, str] | None = None, status: bool = True) -> C.Comparison:
@@ -175,13 +51,6 @@ def versus(frame: pd.DataFrame, column: str, ours: dict, theirs: dict, setting_a
     if status:
         cmp.cells = [cell_status(frame, a.method, setting_a, **ours), cell_status(frame, b.method, setting_b, **theirs)]
     return cmp
-
-
-def differences(frame: pd.DataFrame, column: str, first: dict, second: dict, method: str, setting: str,
-                metric: str) -> C.Side:
-    """Per-seed `column` at selection `first` minus at `second` (same seed): e.g. an accuracy drop between splits."""
-    x, y = by_seed(frame, column, **first), by_seed(frame, column, **second)
-    return C.Side(method, setting, metric, {s: x[s] - y[s] for s in sorted(set(x) & set(y))})
 
 
 def compare_differences(frame: pd.DataFrame, column: str, first: dict, second: dict, ours: str, theirs: str,
@@ -217,28 +86,6 @@ def verdict(cid: str, text: str, source: str, comps: Sequence[C.Comparison], rul
     with the claim's `design` (fedlib/papers/fedmim/designs.py: "n needed / n run", underpowered)."""
     return C.judge(cid, text, source, comps, kind=kind, quote=quote, aggregate=aggregate, rule=rule,
                    notes=[*notes, *convergence_notes(comps)], design=design)
-
-
-def convergence_notes(comps: Sequence[C.Comparison]) -> list[str]:
-    """One line naming the cells the verdict reads that are still moving at the last round (or saying none is)."""
-    cells: dict[tuple[str, str], tuple[str, float]] = {}
-    for c in comps:
-        for method, setting, status, change in getattr(c, "cells", []):
-            cells[(setting, method)] = (status, change)
-    if not cells:
-        return []
-    moving: dict[str, list[str]] = {}
-    for (setting, method), (status, change) in cells.items():
-        if status not in ("flat", "too short"):
-            moving.setdefault(setting, []).append(f"{method} {status} ({100 * change:+.1f})")
-    n = sum(len(v) for v in moving.values())
-    if not n:
-        return [f"convergence: all {len(cells)} cells this verdict reads are flat at the last round (mean accuracy "
-                "over the last 10 % of rounds within 1 point of the 10 % before)"]
-    listed = "; ".join(f"{setting}: " + ", ".join(v) for setting, v in moving.items())
-    return [f"convergence: {n} of the {len(cells)} cells this verdict reads are still moving at the last round "
-            f"(mean accuracy over the last 10 % of rounds minus the 10 % before, points) — {listed}; the verdict is "
-            "about accuracy at this fixed round count, not after convergence"]
 
 
 def inconsistent_note(why: str) -> str:

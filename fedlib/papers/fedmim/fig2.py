@@ -20,10 +20,12 @@ import pandas as pd
 from fedlib.papers.fedmim import common as M
 from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of, labels_of, run_by_run
 
 TITLE = "Figure 2 — participation ratios (a) and local consistency (b)"
 SOURCE = "Figure 2 (§V-C1, §V-C3)"
@@ -33,8 +35,7 @@ PARAMS = {**schema.grid(list(M.NAMES)),
           "participation_grid": schema.Key(schema.numbers(), doc="(a): activation probabilities, one panel each"),
           "consistency_participation": schema.Key(schema.scalar(float), doc="(b): the activation probability"),
           "matched_step": schema.Key(schema.scalar(bool), doc="(b): add every baseline at FedMIM's gradient step "
-                                                               "A·η_l (its lr × A / its gradient weight)"),
-          "server_lr": M.SERVER_LR_KEY}
+                                                               "A·η_l (its lr × A / its gradient weight)")}
 MATCHED = "@A"              # label suffix of a baseline run at FedMIM's gradient step: "fedavg@A"
 BORROWS = "table1"          # (a) at p = 0.2 and (b) are Table I's Dir-0.1 runs of the same rows when they match
 
@@ -80,33 +81,33 @@ def matched_label(settings: Mapping[str, Any], alg: str) -> str:
     return alg + MATCHED if needs_matched_run(settings, alg) else alg
 
 
-def grid(settings: Mapping[str, Any]) -> M.Labelled:
-    algs = settings["algorithms"]
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
+    """Panel (a) per participation, panel (b) per row (plus the matched-step runs), run by run: (a) at
+    consistency_participation and (b) on the first row are the same runs, each listed with both its labels."""
+    return run_by_run(_panels(settings))
+
+
+def _panels(settings: Mapping[str, Any]) -> list[Cell]:
+    algs, seeds = settings["algorithms"], settings["seeds"]
     out = []
     first = settings["rows"][0]
     for p in settings["participation_grid"]:
-        out += M.labelled_runs(settings, settings["datasets"][first], algs, {"panel": "a", "row": first, "p": p},
-                               clients_per_round=clients_for(settings, p))
+        out += grid.cells(settings, settings["datasets"][first], algs, seeds, {"panel": "a", "row": first, "p": p},
+                          clients_per_round=clients_for(settings, p))
     p = settings["consistency_participation"]
     for row in settings["rows"]:
         entry, s = settings["datasets"][row], clients_for(settings, p)
-        out += M.labelled_runs(settings, entry, algs, {"panel": "b", "row": row, "p": p}, clients_per_round=s)
+        out += grid.cells(settings, entry, algs, seeds, {"panel": "b", "row": row, "p": p}, clients_per_round=s)
         if settings["matched_step"] and "fedmim" in algs:
             for alg in [a for a in algs if needs_matched_run(settings, a)]:
-                for labels, cfg in M.labelled_runs(settings, entry, [alg], {"panel": "b", "row": row, "p": p},
-                                                   clients_per_round=s, lr=matched_lr(settings, alg)):
+                for labels, cfg in grid.cells(settings, entry, [alg], seeds, {"panel": "b", "row": row, "p": p},
+                                              clients_per_round=s, lr=matched_lr(settings, alg)):
                     out.append(({**labels, "algorithm": alg + MATCHED}, cfg))
     return out
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    seen, out = set(), []
-    for _, cfg in grid(settings):
-        key = repr(sorted(cfg.items()))
-        if key not in seen:
-            seen.add(key)
-            out.append(cfg)
-    return out
+    return configs_of(cells(settings))
 
 
 def names(settings: Mapping[str, Any]) -> dict[str, str]:
@@ -117,12 +118,13 @@ def names(settings: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def curves_frame(pairs: Sequence[tuple[dict, dict]], settings: Mapping[str, Any]) -> pd.DataFrame:
-    labels_of = names(settings)
+def curves_frame(records: Sequence[dict], settings: Mapping[str, Any]) -> pd.DataFrame:
+    method = names(settings)
     rows = []
-    for labels, rec in pairs:
+    for rec in records:
+        labels = labels_of(rec)
         for r in rec["rounds"]:
-            rows.append({**labels, "method": labels_of[labels["algorithm"]], "round": r["round"],
+            rows.append({**labels, "method": method[labels["algorithm"]], "round": r["round"],
                          "cohort_size": r["cohort_size"],
                          "test_acc": 100.0 * r["test_acc"] if r.get("test_acc") is not None else np.nan,
                          "consistency": r.get("consistency") if r["cohort_size"] > 1 else np.nan,
@@ -131,15 +133,14 @@ def curves_frame(pairs: Sequence[tuple[dict, dict]], settings: Mapping[str, Any]
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    pairs = M.match(records, grid(settings))
-    frame = M.accuracy_frame(pairs)
-    curves = curves_frame(pairs, settings)
+    frame = AC.accuracy_frame(records, M.NAMES)
+    curves = curves_frame(records, settings)
     algs = [a for a in M.NAMES if a in settings["algorithms"]]
     summary = []
     for (panel, row, p, alg), g in frame.groupby(["panel", "row", "p", "algorithm"], sort=False):
         summary.append({"panel": panel, "row": row, "dataset": g["dataset"].iloc[0], "participation": p,
-                        "method": names(settings)[alg], "acc_last10": M.cell(g["tail"].tolist()),
-                        "acc_last10_mean": g["tail"].mean(), "convergence": convergence.status(M.mean_curve(g)),
+                        "method": names(settings)[alg], "acc_last10": AC.cell(g["tail"].tolist()),
+                        "acc_last10_mean": g["tail"].mean(), "convergence": convergence.status(AC.mean_curve(g)),
                         "consistency_last_half": g["consistency"].mean(), "n_seeds": len(g)})
     return {"records": records, "frame": frame, "curves": curves, "summary": pd.DataFrame(summary),
             "algorithms": algs, "claims": claims(frame, settings, algs)}
@@ -431,12 +432,13 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += "\n![Figure 2](fig2.png)\n\n" + f"*{caption}*\n\n"
     table = result["summary"][["panel", "dataset", "participation", "method", "acc_last10",
                                "consistency_last_half", "n_seeds"]].copy()
-    table["acc_last10"] = [a + M.MARK.get(c, "") for a, c in zip(table["acc_last10"], result["summary"]["convergence"])]
+    table["acc_last10"] = [a + AC.MARK.get(c, "")
+                           for a, c in zip(table["acc_last10"], result["summary"]["convergence"])]
     table["consistency_last_half"] = table["consistency_last_half"].map(lambda v: f"{v:.3g}")
     table.columns = ["panel", "data", "p", "method", "acc. last 10% of rounds (%)", "consistency (last half)", "seeds"]
     text += ("### Summary (mean over seeds)\n\n" + page.fmt_table(table) + "\n\n"
              + f"Panel (a) at p = {max(float(p) for p in settings['participation_grid']):g} and panel (b) on the "
-             "first row are the same runs (listed under both). " + M.CONVERGENCE_LEGEND + "\n\n")
+             "first row are the same runs (listed under both). " + AC.CONVERGENCE_LEGEND + "\n\n")
     ctl = matched_lines(result["frame"], settings)
     if ctl:
         text += ("**Step-size control** (not a claim of the paper). The consistency metric grows with the square of "

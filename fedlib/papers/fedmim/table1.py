@@ -16,9 +16,11 @@ import pandas as pd
 from fedlib.papers.fedmim import common as M
 from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of
 from fedlib.reporting.tables import round_floats
 
 TITLE = "Table I — accuracy after T rounds under increasing heterogeneity"
@@ -27,7 +29,6 @@ DESC = "FedMIM paper, Table I: accuracy after T rounds, IID / Dir-0.3 / Dir-0.1 
 PARAMS = {**schema.grid(list(M.NAMES)),
           "splits": schema.Key(schema.datasets(required=("partition",)),
                                doc="{iid | dir0.3 | dir0.1: {partition, alpha}}, the columns of each dataset"),
-          "server_lr": M.SERVER_LR_KEY,
           "only": schema.Key(lambda value, where, block: _only(value, where, block), required=False,
                              doc="{row: {split: [algorithms]}}: cells of a row that run only these methods (the "
                                  "other methods' cells decide no claim; docs/claims/fedmim.md says why)")}
@@ -52,12 +53,12 @@ def algorithms_for(settings: Mapping[str, Any], row: str, split: str) -> list[st
     return [a for a in settings.get("algorithms") or list(M.NAMES) if only is None or a in only]
 
 
-def grid(settings: Mapping[str, Any]) -> M.Labelled:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
     out = []
     for row in settings["rows"]:
         for split, fields in settings["splits"].items():
-            out += M.labelled_runs(settings, settings["datasets"][row], algorithms_for(settings, row, split),
-                                   {"row": row, "split": split}, **fields)
+            out += grid.cells(settings, settings["datasets"][row], algorithms_for(settings, row, split),
+                              settings["seeds"], {"row": row, "split": split}, **fields)
     return out
 
 
@@ -66,11 +67,11 @@ def ran(settings: Mapping[str, Any], row: str, split: str, *algs: str) -> bool:
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return [cfg for _, cfg in grid(settings)]
+    return configs_of(cells(settings))
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    frame = M.accuracy_frame(M.match(records, grid(settings)))
+    frame = AC.accuracy_frame(records, M.NAMES)
     algs = [a for a in M.NAMES if a in settings["algorithms"]]
     csv_rows = []
     for row in P.DATASETS:
@@ -84,14 +85,14 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                     "paper_dataset": P.DATASET_LABELS[row], "split": P.SPLIT_LABELS[split],
                     "algorithm": M.NAMES[alg], "dataset": sel["dataset"].iloc[0] if ran else "",
                     "model": sel["model"].iloc[0] if ran else "", "paper": paper,
-                    "final": M.cell(sel["final"].tolist()) if ran else "not run",
-                    "best": M.cell(sel["best"].tolist()) if ran else "not run",
+                    "final": AC.cell(sel["final"].tolist()) if ran else "not run",
+                    "best": AC.cell(sel["best"].tolist()) if ran else "not run",
                     "final_mean": sel["final"].mean() if ran else np.nan,
                     "final_std": sel["final"].std(ddof=1) if len(sel) > 1 else np.nan,
                     "best_mean": sel["best"].mean() if ran else np.nan,
                     "best_std": sel["best"].std(ddof=1) if len(sel) > 1 else np.nan,
                     "n_seeds": len(sel), "n_diverged": int((sel["status"] != "ok").sum()) if ran else 0,
-                    "convergence": convergence.status(M.mean_curve(sel)) if ran else ""})
+                    "convergence": convergence.status(AC.mean_curve(sel)) if ran else ""})
     csv = round_floats(pd.DataFrame(csv_rows), 3)
     return {"records": records, "frame": frame, "csv": csv, "algorithms": algs,
             "claims": claims(frame, settings, algs)}
@@ -247,7 +248,7 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any], algs: Sequen
                 r = sub[(sub["algorithm"] == M.NAMES[alg]) & (sub["split"] == P.SPLIT_LABELS[split])].iloc[0]
                 cells[f"{P.SPLIT_LABELS[split]} paper"] = "" if pd.isna(r["paper"]) else f"{r['paper']:.2f}"
                 if ran:
-                    cells[f"{P.SPLIT_LABELS[split]} final"] = r["final"] + M.MARK.get(r["convergence"], "")
+                    cells[f"{P.SPLIT_LABELS[split]} final"] = r["final"] + AC.MARK.get(r["convergence"], "")
                     cells[f"{P.SPLIT_LABELS[split]} best"] = r["best"]
             lines.append(cells)
         blocks.append(page.row_block(label, settings, row, ran, lines))
@@ -271,7 +272,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "stated, A17); final = test accuracy (%) at the last round, best = the highest evaluated round, each "
              "mean ± sample std (ddof = 1) over seeds. The claims read the final cells (the paper's measure is the "
              "accuracy after a fixed number of rounds). " + page.FEDCM_VARIANT + "; FedMIM with α_1 alone equals "
-             "another FedCM variant (Table III's page). " + M.CONVERGENCE_LEGEND + "\n\n")
+             "another FedCM variant (Table III's page). " + AC.CONVERGENCE_LEGEND + "\n\n")
     numbers = {f"{r['paper_dataset']}/{r['split']}/{r['algorithm']}/final": r["final_mean"]
                for _, r in result["csv"].iterrows() if r["n_seeds"]}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,

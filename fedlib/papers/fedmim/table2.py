@@ -17,9 +17,11 @@ import pandas as pd
 from fedlib.papers.fedmim import common as M
 from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of
 from fedlib.reporting.tables import round_floats
 
 TITLE = "Table II — accuracy for local epochs E = 1, 5, 10"
@@ -28,8 +30,7 @@ DESC = "FedMIM paper, Table II: accuracy for local epochs E = 1, 5, 10, 7 method
 PARAMS = {**schema.grid(list(M.NAMES)),
           "epochs_grid": schema.Key(schema.numbers(), doc="the local epochs E, one column each"),
           "matched_steps": schema.Key(schema.scalar(bool), required=False,
-                                      doc="rounds of E = the row's rounds × max(E) / E: equal total local steps"),
-          "server_lr": M.SERVER_LR_KEY}
+                                      doc="rounds of E = the row's rounds × max(E) / E: equal total local steps")}
 
 
 def rounds_for(settings: Mapping[str, Any], row: str, e: float) -> int:
@@ -43,22 +44,22 @@ def rounds_for(settings: Mapping[str, Any], row: str, e: float) -> int:
     return int(round(scaled))
 
 
-def grid(settings: Mapping[str, Any]) -> M.Labelled:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
     out = []
     for row in settings["rows"]:
         for e in settings["epochs_grid"]:
-            out += M.labelled_runs(settings, settings["datasets"][row], settings["algorithms"],
-                                   {"row": row, "epochs": float(e)}, local_epochs=float(e),
-                                   rounds=rounds_for(settings, row, float(e)))
+            out += grid.cells(settings, settings["datasets"][row], settings["algorithms"], settings["seeds"],
+                              {"row": row, "epochs": float(e)}, local_epochs=float(e),
+                              rounds=rounds_for(settings, row, float(e)))
     return out
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return [cfg for _, cfg in grid(settings)]
+    return configs_of(cells(settings))
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    frame = M.accuracy_frame(M.match(records, grid(settings)))
+    frame = AC.accuracy_frame(records, M.NAMES)
     algs = [a for a in M.NAMES if a in settings["algorithms"]]
     epochs = sorted({float(e) for e in settings["epochs_grid"]} | {float(e) for e in P.EPOCHS})
     csv_rows = []
@@ -72,13 +73,13 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                     "paper_dataset": P.DATASET_LABELS[row], "local_epochs": e, "algorithm": M.NAMES[alg],
                     "dataset": sel["dataset"].iloc[0] if ran else "", "model": sel["model"].iloc[0] if ran else "",
                     "paper": P.TABLE2.get(alg, {}).get((row, int(e)), np.nan) if e.is_integer() else np.nan,
-                    "final": M.cell(sel["final"].tolist()) if ran else "not run",
-                    "best": M.cell(sel["best"].tolist()) if ran else "not run",
+                    "final": AC.cell(sel["final"].tolist()) if ran else "not run",
+                    "best": AC.cell(sel["best"].tolist()) if ran else "not run",
                     "final_mean": sel["final"].mean() if ran else np.nan,
                     "best_mean": sel["best"].mean() if ran else np.nan, "n_seeds": len(sel),
                     "rounds": int(sel["rounds_run"].max()) if ran else np.nan,
                     "consistency": f"{sel['consistency'].mean():.3g}" if ran else "",   # 3 significant digits
-                    "convergence": convergence.status(M.mean_curve(sel)) if ran else ""})
+                    "convergence": convergence.status(AC.mean_curve(sel)) if ran else ""})
     csv = round_floats(pd.DataFrame(csv_rows), 3)
     return {"records": records, "frame": frame, "csv": csv, "algorithms": algs, "epochs": epochs,
             "claims": claims(frame, settings, algs)}
@@ -144,7 +145,7 @@ def markdown_tables(csv: pd.DataFrame, settings: Mapping[str, Any], algs: Sequen
                 if e.is_integer() and int(e) in P.EPOCHS:
                     cells[f"E={e:g} paper"] = "" if pd.isna(r["paper"]) else f"{r['paper']:.2f}"
                 if ran and e in ran_e:
-                    cells[f"E={e:g} final"] = r["final"] + M.MARK.get(r["convergence"], "")
+                    cells[f"E={e:g} final"] = r["final"] + AC.MARK.get(r["convergence"], "")
                     cells[f"E={e:g} best"] = r["best"]
                     cells[f"E={e:g} consistency"] = r["consistency"]
             lines.append(cells)
@@ -179,7 +180,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              "best evaluated round, mean ± sample std over seeds; consistency = (1/S) Σ_i ||x_i − x̄||² of the "
              "cohort's local models, mean over the last half of the rounds (lower: the clients ended closer "
              "together). The claims read the final cells (the paper's measure: accuracy after the corresponding "
-             "rounds). " + M.CONVERGENCE_LEGEND
+             "rounds). " + AC.CONVERGENCE_LEGEND
              + (f" E = {_set(skipped)}: the paper's values only, not run at the {settings['profile']} scale (the "
                 f"sentences compare short, E = {min(ran):g}, with long, E = {max(ran):g}, local work; left out for "
                 "the time budget)." if skipped else "") + "\n\n")

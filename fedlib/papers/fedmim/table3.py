@@ -16,9 +16,11 @@ import pandas as pd
 from fedlib.papers.fedmim import common as M
 from fedlib.papers.fedmim import designs, page
 from fedlib.papers.fedmim import reference as P
+from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
-from fedlib.reporting import convergence, schema
+from fedlib.reporting import convergence, grid, schema
 from fedlib.reporting import report as R
+from fedlib.reporting.grid import Cell, configs_of
 from fedlib.reporting.tables import round_floats
 
 TITLE = "Table III — selection of the inertial weights α_j and β_j"
@@ -44,16 +46,17 @@ def rows_of(settings: Mapping[str, Any]) -> list[tuple[tuple[float, ...], tuple[
     return [key(w.get("mim_alpha", ()), w.get("mim_beta", ())) for w in settings["weights"]]
 
 
-def grid(settings: Mapping[str, Any]) -> M.Labelled:
+def cells(settings: Mapping[str, Any]) -> list[Cell]:
     entry = settings["datasets"][settings["rows"][0]]
     out = []
     for i, (alpha, beta) in enumerate(rows_of(settings)):
-        out += M.labelled_runs(settings, entry, ["fedmim"], {"row": i}, mim_alpha=list(alpha), mim_beta=list(beta))
+        out += grid.cells(settings, entry, ["fedmim"], settings["seeds"], {"row": i}, mim_alpha=list(alpha),
+                          mim_beta=list(beta))
     return out
 
 
 def configs(settings: Mapping[str, Any]) -> list[dict]:
-    return [cfg for _, cfg in grid(settings)]
+    return configs_of(cells(settings))
 
 
 PAPER_ROWS = {key(a, b): acc for a, b, acc in P.TABLE3}
@@ -65,16 +68,16 @@ def label(alpha, beta) -> str:
 
 
 def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
-    frame = M.accuracy_frame(M.match(records, grid(settings)))
+    frame = AC.accuracy_frame(records, M.NAMES)
     rows = []
     for i, (alpha, beta) in enumerate(rows_of(settings)):
         sel = frame[frame["row"] == i] if len(frame) else frame
         rows.append({"row": i, "alpha": list(alpha), "beta": list(beta), "A": round(1 - sum(alpha), 6),
                      "rho": round(sum(beta), 6), "paper": PAPER_ROWS.get((alpha, beta), np.nan),
-                     "final": M.cell(sel["final"].tolist()), "best": M.cell(sel["best"].tolist()),
+                     "final": AC.cell(sel["final"].tolist()), "best": AC.cell(sel["best"].tolist()),
                      "final_mean": sel["final"].mean() if len(sel) else np.nan,
                      "best_mean": sel["best"].mean() if len(sel) else np.nan, "n_seeds": len(sel),
-                     "convergence": convergence.status(M.mean_curve(sel)) if len(sel) else ""})
+                     "convergence": convergence.status(AC.mean_curve(sel)) if len(sel) else ""})
     table = round_floats(pd.DataFrame(rows), 3)
     return {"records": records, "frame": frame, "table": table, "claims": claims(frame, settings)}
 
@@ -148,10 +151,10 @@ def coincident_rows(frame: pd.DataFrame, settings: Mapping[str, Any]) -> list[st
     out = []
     rows = rows_of(settings)
     for i, j in itertools.combinations(range(len(rows)), 2):
-        a, b = M.by_seed(frame, "final", row=i), M.by_seed(frame, "final", row=j)
+        a, b = AC.by_seed(frame, "final", row=i), AC.by_seed(frame, "final", row=j)
         if not a or a != b:
             continue
-        ca, cb = (M.select(frame, ["curve"], row=k)["curve"].tolist() for k in (i, j))
+        ca, cb = (AC.select(frame, ["curve"], row=k)["curve"].tolist() for k in (i, j))
         gap = max((abs(x - y) for u, v in zip(ca, cb) for x, y in zip(u, v)), default=0.0)
         out.append(f"Rows {label(*rows[i])} and {label(*rows[j])} have the same final accuracy on every seed; "
                    + (f"their runs differ (per-round test accuracies differ by up to {100 * gap:.2f} points), so "
@@ -171,13 +174,13 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     shown = pd.DataFrame({"α_1 α_2 β_1 β_2": [label(a, b) for a, b in zip(t["alpha"], t["beta"])],
                           "A = 1 − Σα": t["A"], "ρ = Σβ": t["rho"],
                           "paper (%)": ["" if pd.isna(v) else f"{v:.2f}" for v in t["paper"]],
-                          "final (%)": [f + M.MARK.get(c, "") for f, c in zip(t["final"], t["convergence"])],
+                          "final (%)": [f + AC.MARK.get(c, "") for f, c in zip(t["final"], t["convergence"])],
                           "best (%)": t["best"]})
     text += "\n" + page.fmt_table(shown) + "\n\n"
     text += ("'-' = weight not used. Table α_1 / β_1 weigh the most recent global displacement (A1). Row α = β = - "
              "is FedAvg (bit for bit, unit-tested). " + page.FEDCM_IDENTITY + ". Cells: final / best test accuracy, "
              "mean ± sample std over seeds; the claims read the final cells. "
-             + M.CONVERGENCE_LEGEND + "\n\n")
+             + AC.CONVERGENCE_LEGEND + "\n\n")
     text += "".join(f"{line}\n\n" for line in coincident_rows(result["frame"], settings))
     numbers = {f"{label(a, b)}/final": m for a, b, m in zip(t["alpha"], t["beta"], t["final_mean"])}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
