@@ -59,7 +59,8 @@ of its table, and the sentence the claim checks. `None` in TABLE = not transcrib
 
 DATASETS = {"cifar10": "CIFAR-10"}                 # row of params.yaml -> the paper's dataset
 METHODS = $methods_r
-OURS = "$ours"                                     # the paper's method: the claim is that it beats the others
+OURS = "$ours"                                     # the paper's method: the claim is that it beats BASELINES
+BASELINES = $baselines_r
 TABLE: dict[str, dict[str, float | None]] = {      # row -> method -> printed test accuracy (%)
     "cifar10": $table_r,
 }
@@ -67,7 +68,7 @@ QUOTE = ""                                         # the paper's sentence the cl
 ''')
 
 ARTEFACT = Template('''"""$source: final test accuracy of each method on each row (mean ± sd over seeds) beside the paper's, and the
-claim that the paper's method (reference.OURS) beats every other method on every row, paired by seed.
+claim that the paper's method (reference.OURS) beats each of reference.BASELINES on every row, paired by seed.
 """
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ def table(acc: pd.DataFrame, settings: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def claims(acc: pd.DataFrame, settings: Mapping[str, Any]) -> list[C.Claim]:
-    others = [a for a in settings["algorithms"] if a != P.OURS]
+    others = [a for a in P.BASELINES if a in settings["algorithms"]]
     if P.OURS not in settings["algorithms"] or not others:
         return []
     comparisons = [C.paired(side(acc, settings, row, P.OURS), side(acc, settings, row, alg), higher_is_better=True,
@@ -258,8 +259,9 @@ setting it fixes `[choice, A<n>]`.
 
 
 # ---------------------------------------------------------------------------------------------- the plan
-def plan(root: Path, paper: str, algorithms: list[str], *, artefact: str = "table1", title: str = "",
-         authors: list[str] | None = None, venue: str = "") -> dict[Path, str]:
+def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] | None = None,
+         artefact: str = "table1", title: str = "", authors: list[str] | None = None,
+         venue: str = "") -> dict[Path, str]:
     """{path under root: text} of every file the scaffold writes (params.yaml and dvc.yaml excluded), after every
     refusal: ConfigError in one line naming what is wrong and what is allowed."""
     from fedlib.algorithms import ALGORITHMS
@@ -277,6 +279,10 @@ def plan(root: Path, paper: str, algorithms: list[str], *, artefact: str = "tabl
         raise ConfigError(f"--algorithms {','.join(algorithms)}: " + (f"unknown {', '.join(unknown)}" if unknown
                           else "needs two or more distinct names (the paper's method first)")
                           + f"; allowed: {', '.join(sorted(ALGORITHMS))}")
+    baselines = baselines or algorithms[1:]
+    if not set(baselines) <= set(algorithms[1:]):
+        raise ConfigError(f"--baselines {','.join(baselines)}: allowed: methods of --algorithms other than the "
+                          f"paper's own ({', '.join(algorithms[1:])})")
     section = f"{paper}_{artefact}"
     params = yaml.safe_load((root / "params.yaml").read_text()) or {}
     if section in params:
@@ -288,7 +294,7 @@ def plan(root: Path, paper: str, algorithms: list[str], *, artefact: str = "tabl
     short = f"{authors[0].split()[-1]} et al." if len(authors) > 1 else authors[0].split()[-1]
     values = dict(paper=paper, artefact=artefact, section=section, title=title, title_r=repr(title),
                   authors_r=repr(tuple(authors)), venue=venue, venue_r=repr(venue), short_authors=short, doc=doc,
-                  methods_r=repr({a: ALGORITHMS[a].name for a in algorithms}), ours=algorithms[0],
+                  methods_r=repr({a: ALGORITHMS[a].name for a in algorithms}), ours=algorithms[0], baselines_r=repr(tuple(baselines)),
                   table_r=repr({a: None for a in algorithms}), source="Table 1",
                   desc_r=repr(f"{title}: Table 1, final test accuracy per method"),
                   algorithms="[" + ", ".join(algorithms) + "]")
@@ -300,7 +306,8 @@ def plan(root: Path, paper: str, algorithms: list[str], *, artefact: str = "tabl
         Path(doc): DOC.substitute(values),
         Path("notebooks") / f"{section}.ipynb": _notebook(paper, artefact, f"{title}: Table 1",
                                                            f"Final test accuracy of {', '.join(algorithms)} on each "
-                                                           "dataset, and the claim that the first beats the others."),
+                                                           f"dataset, and the claim that {algorithms[0]} beats "
+                                                           f"{', '.join(baselines)}."),
         Path("params.yaml"): SECTION.substitute(values),        # appended
     }
     there = [p.as_posix() for p in files if p.name != "params.yaml" and (root / p).exists()]
@@ -372,6 +379,8 @@ def add_parser(sub) -> None:
     s.add_argument("name", help="the paper's package name: a lowercase identifier (fedlib/papers/<name>/)")
     s.add_argument("--algorithms", required=True,
                    help="comma-separated registered algorithms, the paper's method first (`fedlib algorithms`)")
+    s.add_argument("--baselines", default="",
+                   help="comma-separated methods the paper's method is claimed to beat (default: all the others)")
     s.add_argument("--artefact", default="table1", help="the first artefact's module name (default table1)")
     s.add_argument("--title", default="", help="the paper's title")
     s.add_argument("--authors", default="", help="comma-separated authors, first author first")
@@ -387,6 +396,7 @@ def cmd_scaffold(args) -> int:
             raise ConfigError(f"--root {root} is not a fedlib checkout (no params.yaml or fedlib/papers/); allowed: "
                               "the repository root")
         files = plan(root, args.name, [a.strip() for a in args.algorithms.split(",") if a.strip()],
+                     baselines=[a.strip() for a in args.baselines.split(",") if a.strip()],
                      artefact=args.artefact, title=args.title,
                      authors=[a.strip() for a in args.authors.split(",") if a.strip()], venue=args.venue)
         written = write(root, files)

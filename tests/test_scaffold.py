@@ -81,6 +81,8 @@ def test_the_scaffolded_paper_has_a_stage_a_notebook_and_a_test_that_passes(root
     (["scaffold", "class", "--algorithms", "fedavg,fedopt_adam"], "paper name 'class' is not a lowercase Python"),
     (["scaffold", NEW, "--algorithms", "fedavg,fedyogi"], "--algorithms fedavg,fedyogi: unknown fedyogi; allowed: "),
     (["scaffold", NEW, "--algorithms", "fedavg"], "needs two or more distinct names"),
+    (["scaffold", NEW, "--algorithms", "fedavg,fedopt_adam", "--baselines", "fedavg"],
+     "--baselines fedavg: allowed: methods of --algorithms other than the paper's own (fedopt_adam)"),
     (["scaffold", NEW, "--artefact", "table 1", "--algorithms", "fedavg,fedopt_adam"],
      "artefact name 'table 1' is not a lowercase Python identifier"),
 ])
