@@ -8,5 +8,5 @@
                     on the reproduced numbers
 
 The generic machinery (config builder, tables, figures, claims engine, report headers, params schema, notebook
-steps) is in fedlib/reporting/. docs/extending.md, *Adding an artefact*, is the recipe.
+steps) is in fedlib/reporting/. docs/extending.md (section 3, `fedlib scaffold`) is the recipe.
 """
