@@ -58,8 +58,8 @@ REFERENCE = Template('''"""What the paper prints, transcribed exactly (data only
 of its table, and the sentence the claim checks. `None` in TABLE = not transcribed yet (the page shows "—")."""
 
 DATASETS = {"cifar10": "CIFAR-10"}                 # row of params.yaml -> the paper's dataset
-METHODS = $methods_r
-OURS = "$ours"                                     # the paper's method: the claim is that it beats BASELINES
+METHODS = $methods_r   # algorithm -> the paper's name
+OURS = "$ours"                    # the paper's method: the claim is that it beats BASELINES
 BASELINES = $baselines_r
 TABLE: dict[str, dict[str, float | None]] = {      # row -> method -> printed test accuracy (%)
     "cifar10": $table_r,
@@ -87,8 +87,8 @@ from fedlib.reporting import report as R
 from fedlib.reporting.grid import row_configs, rows_of
 from fedlib.reporting.tables import markdown_table, run_frame
 
-TITLE = $title_r
-SOURCE = "$source"
+TITLE = $title_line_r
+SOURCE = $source_r
 DESC = $desc_r
 BUDGET_S = 60      # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
 PARAMS = schema.grid(list(P.METHODS), entry_keys=("dataset", "target_acc", "rounds"))
@@ -151,7 +151,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     shown = frame.assign(**{"accuracy (%)": frame["accuracy (%)"].map("{:.2f}".format),
                             "sd": frame["sd"].map(lambda v: "—" if math.isnan(v) else f"{v:.2f}"),
                             "paper (%)": frame["paper (%)"].map(lambda v: "—" if v is None else f"{v:g}")})
-    text += "\\n## $source\\n\\n" + markdown_table(shown) + "\\n\\n"
+    text += f"\\n## {SOURCE}\\n\\n" + markdown_table(shown) + "\\n\\n"
     numbers = {f"{r['dataset']}/{r['method']}/acc": r["accuracy (%)"] for _, r in frame.iterrows()}
     return R.write_artefact(__name__, out_dir, settings, title=TITLE, paper_source=SOURCE, text=text,
                             claims=result["claims"], csv=frame, numbers=numbers,
@@ -260,8 +260,8 @@ setting it fixes `[choice, A<n>]`.
 
 # ---------------------------------------------------------------------------------------------- the plan
 def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] | None = None,
-         artefact: str = "table1", title: str = "", authors: list[str] | None = None,
-         venue: str = "") -> dict[Path, str]:
+         artefact: str = "table1", source: str = "Table 1", title: str = "",
+         authors: list[str] | None = None, venue: str = "") -> dict[Path, str]:
     """{path under root: text} of every file the scaffold writes (params.yaml and dvc.yaml excluded), after every
     refusal: ConfigError in one line naming what is wrong and what is allowed."""
     from fedlib.algorithms import ALGORITHMS
@@ -279,6 +279,11 @@ def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] 
         raise ConfigError(f"--algorithms {','.join(algorithms)}: " + (f"unknown {', '.join(unknown)}" if unknown
                           else "needs two or more distinct names (the paper's method first)")
                           + f"; allowed: {', '.join(sorted(ALGORITHMS))}")
+    for what, value in (("--title", title), ("--source", source), ("--venue", venue),
+                        ("--authors", ",".join(authors or []))):
+        if any(c in value for c in '"\\\n'):
+            raise ConfigError(f"{what} {value!r} has a double quote, backslash or newline; allowed: one line of "
+                              "plain text (it becomes the DVC stage's description)")
     baselines = baselines or algorithms[1:]
     if not set(baselines) <= set(algorithms[1:]):
         raise ConfigError(f"--baselines {','.join(baselines)}: allowed: methods of --algorithms other than the "
@@ -292,11 +297,12 @@ def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] 
     venue = venue or "venue not given"
     doc = f"docs/papers/{paper}.md"
     short = f"{authors[0].split()[-1]} et al." if len(authors) > 1 else authors[0].split()[-1]
-    values = dict(paper=paper, artefact=artefact, section=section, title=title, title_r=repr(title),
-                  authors_r=repr(tuple(authors)), venue=venue, venue_r=repr(venue), short_authors=short, doc=doc,
-                  methods_r=repr({a: ALGORITHMS[a].name for a in algorithms}), ours=algorithms[0], baselines_r=repr(tuple(baselines)),
-                  table_r=repr({a: None for a in algorithms}), source="Table 1",
-                  desc_r=repr(f"{title}: Table 1, final test accuracy per method"),
+    values = dict(paper=paper, artefact=artefact, section=section, title=title, title_r=_literal(title),
+                  authors_r=_literal(tuple(authors)), venue=venue, venue_r=_literal(venue), short_authors=short, doc=doc,
+                  methods_r=_literal({a: display_name(a) for a in algorithms}), ours=algorithms[0],
+                  baselines_r=_literal(tuple(baselines)), table_r=_literal({a: None for a in algorithms}),
+                  source=source, source_r=_literal(source),
+                  title_line_r=_literal(f"{source} — final test accuracy per method"), desc_r=_literal(f"{title}: {source}, final test accuracy per method"),
                   algorithms="[" + ", ".join(algorithms) + "]")
     files = {
         Path("fedlib/papers") / paper / "__init__.py": PACKAGE.substitute(values),
@@ -304,7 +310,7 @@ def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] 
         Path("fedlib/papers") / paper / f"{artefact}.py": ARTEFACT.substitute(values),
         Path("tests") / f"test_{paper}_pipeline.py": TEST.substitute(values),
         Path(doc): DOC.substitute(values),
-        Path("notebooks") / f"{section}.ipynb": _notebook(paper, artefact, f"{title}: Table 1",
+        Path("notebooks") / f"{section}.ipynb": _notebook(paper, artefact, f"{title}: {source}",
                                                            f"Final test accuracy of {', '.join(algorithms)} on each "
                                                            f"dataset, and the claim that {algorithms[0]} beats "
                                                            f"{', '.join(baselines)}."),
@@ -315,6 +321,22 @@ def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] 
         raise ConfigError(f"scaffold would overwrite {', '.join(there)}; allowed: a paper name whose files do not "
                           "exist yet")
     return files
+
+
+def display_name(algorithm: str) -> str:
+    """The method's usual name, read off its `fedlib algorithms` line ("FedAdam (Reddi et al.): ..." -> "FedAdam")."""
+    from fedlib.algorithms import ALGORITHMS
+
+    return re.split(r" \(|:", ALGORITHMS[algorithm].description)[0].strip() or algorithm
+
+
+def _literal(value) -> str:
+    """A Python literal of str/None/float dicts and tuples, double-quoted as the code base writes them."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"' if isinstance(value, str) else repr(value)
 
 
 def _notebook(paper: str, artefact: str, title: str, about: str) -> str:
@@ -382,6 +404,7 @@ def add_parser(sub) -> None:
     s.add_argument("--baselines", default="",
                    help="comma-separated methods the paper's method is claimed to beat (default: all the others)")
     s.add_argument("--artefact", default="table1", help="the first artefact's module name (default table1)")
+    s.add_argument("--source", default="Table 1", help="where the table is in the paper, e.g. 'Table 2 (§5)'")
     s.add_argument("--title", default="", help="the paper's title")
     s.add_argument("--authors", default="", help="comma-separated authors, first author first")
     s.add_argument("--venue", default="", help="venue or arXiv id")
@@ -397,7 +420,7 @@ def cmd_scaffold(args) -> int:
                               "the repository root")
         files = plan(root, args.name, [a.strip() for a in args.algorithms.split(",") if a.strip()],
                      baselines=[a.strip() for a in args.baselines.split(",") if a.strip()],
-                     artefact=args.artefact, title=args.title,
+                     artefact=args.artefact, source=args.source, title=args.title,
                      authors=[a.strip() for a in args.authors.split(",") if a.strip()], venue=args.venue)
         written = write(root, files)
     except (ConfigError, OSError, yaml.YAMLError) as exc:

@@ -63,6 +63,11 @@ def test_the_scaffolded_paper_has_a_stage_a_notebook_and_a_test_that_passes(root
     nbformat.write(template(NEW, "table1", head.removeprefix("# "), rest.split("\n\nSettings: `params.yaml`")[0]),
                    buf)
     assert nb == buf.getvalue()
+    module = A.Artefact(NEW, "table1").module
+    assert module.TITLE == "Table 1 — final test accuracy per method" and module.SOURCE == "Table 1"
+    reference = sys.modules[f"fedlib.papers.{NEW}.reference"]
+    assert reference.METHODS == {"fedopt_adam": "FedAdam", "fedavg": "FedAvg"} and reference.OURS == "fedopt_adam"
+    assert reference.BASELINES == ("fedavg",) and reference.TABLE == {"cifar10": {"fedopt_adam": None, "fedavg": None}}
     assert A.Artefact(NEW, "table1").budget_s == 60 and A.Artefact(NEW, "table1").module.PAPER.doc == \
         f"docs/papers/{NEW}.md" and (root / "docs" / "papers" / f"{NEW}.md").is_file()
     # the generated test passes as written, against the generated params block
@@ -83,6 +88,8 @@ def test_the_scaffolded_paper_has_a_stage_a_notebook_and_a_test_that_passes(root
     (["scaffold", NEW, "--algorithms", "fedavg"], "needs two or more distinct names"),
     (["scaffold", NEW, "--algorithms", "fedavg,fedopt_adam", "--baselines", "fedavg"],
      "--baselines fedavg: allowed: methods of --algorithms other than the paper's own (fedopt_adam)"),
+    (["scaffold", NEW, "--algorithms", "fedavg,fedopt_adam", "--title", 'The "best" method'],
+     "--title 'The \"best\" method' has a double quote, backslash or newline; allowed: one line"),
     (["scaffold", NEW, "--artefact", "table 1", "--algorithms", "fedavg,fedopt_adam"],
      "artefact name 'table 1' is not a lowercase Python identifier"),
 ])
