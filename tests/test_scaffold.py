@@ -50,6 +50,9 @@ def test_the_scaffolded_paper_has_a_stage_a_notebook_and_a_test_that_passes(root
     params = yaml.safe_load((root / "params.yaml").read_text())
     assert (root / "params.yaml").read_text().startswith(before)               # appended, the rest untouched
     assert params[section]["embedded"]["algorithms"] == ["fedopt_adam", "fedavg"]
+    blocks = params[section]                 # both profiles hold the same keys (tests/test_pipeline.py checks it)
+    assert set(blocks["embedded"]) == set(blocks["paper"]) and set(blocks["embedded"]["run"]) == set(
+        blocks["paper"]["run"])
     # the stage is the generator's own output for the new artefact, the others' stages are unchanged
     monkeypatch.setattr(fedlib.papers, "__path__", [*fedlib.papers.__path__, str(root / "fedlib" / "papers")])
     dvc = (root / "dvc.yaml").read_text()
