@@ -54,11 +54,13 @@ PAPER = Paper(
 ARTEFACTS = ("$artefact",)
 ''')
 
-REFERENCE = Template('''"""What the paper prints, transcribed exactly (data only): its names for the datasets and methods, the accuracies
-of its table, and the sentence the claim checks. `None` in TABLE = not transcribed yet (the page shows "—")."""
+REFERENCE = Template('''"""What the paper prints, transcribed exactly (data only): its names for the datasets and
+methods, the accuracies of its table, and the sentence the claim checks. `None` in TABLE = not transcribed yet
+(the page shows "—")."""
 
 DATASETS = {"cifar10": "CIFAR-10"}                 # row of params.yaml -> the paper's dataset
-METHODS = $methods_r   # algorithm -> the paper's name
+# algorithm -> the paper's name for it (read off `fedlib algorithms`)
+METHODS = $methods_r
 OURS = "$ours"                    # the paper's method: the claim is that it beats BASELINES
 BASELINES = $baselines_r
 TABLE: dict[str, dict[str, float | None]] = {      # row -> method -> printed test accuracy (%)
@@ -67,8 +69,9 @@ TABLE: dict[str, dict[str, float | None]] = {      # row -> method -> printed te
 QUOTE = ""                                         # the paper's sentence the claim checks, verbatim
 ''')
 
-ARTEFACT = Template('''"""$source: final test accuracy of each method on each row (mean ± sd over seeds) beside the paper's, and the
-claim that the paper's method (reference.OURS) beats each of reference.BASELINES on every row, paired by seed.
+ARTEFACT = Template('''"""$source: final test accuracy of each method on each row (mean ± sd over seeds) beside the
+paper's, and the claim that the paper's method (reference.OURS) beats each of reference.BASELINES on every row,
+paired by seed.
 """
 from __future__ import annotations
 
@@ -180,8 +183,8 @@ $section:                       # fedlib/papers/$paper/$artefact.py (written by 
           local_epochs: 1.0, batch_size: 20, eval_every: 100, device: auto}      # K_i from local_epochs
 ''')
 
-TEST = Template('''"""The $paper paper package: both params blocks of $section resolve, and $artefact's table, verdict and page follow
-from hand-made records (no runs)."""
+TEST = Template('''"""The $paper paper package: both params blocks of $section resolve, and $artefact's table,
+verdict and page follow from hand-made records (no runs)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -233,7 +236,8 @@ def test_table_and_verdict_follow_the_records(tmp_path):
     table = result["table"].set_index("method")["accuracy (%)"]
     seeds = s["seeds"]
     base = 100 * (0.6 + 0.01 * sum(seeds) / len(seeds))
-    assert table[P.METHODS[P.OURS]] == pytest.approx(base + 100 * (0.05 + 0.002 * sum(x % 2 for x in seeds) / len(seeds)))
+    odd = sum(x % 2 for x in seeds) / len(seeds)
+    assert table[P.METHODS[P.OURS]] == pytest.approx(base + 100 * (0.05 + 0.002 * odd))
     assert all(table[P.METHODS[a]] == pytest.approx(base) for a in s["algorithms"] if a != P.OURS)
     assert [c.status for c in result["claims"]] == ["confirmed"]
     assert [c.status for c in art.build(records(s, gap(-1)), s)["claims"]] == ["refuted"]
@@ -299,11 +303,13 @@ def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] 
     doc = f"docs/papers/{paper}.md"
     short = f"{authors[0].split()[-1]} et al." if len(authors) > 1 else authors[0].split()[-1]
     values = dict(paper=paper, artefact=artefact, section=section, title=title, title_r=_literal(title),
-                  authors_r=_literal(tuple(authors)), venue=venue, venue_r=_literal(venue), short_authors=short, doc=doc,
+                  authors_r=_literal(tuple(authors)), venue=venue, venue_r=_literal(venue), short_authors=short,
+                  doc=doc,
                   methods_r=_literal({a: display_name(a) for a in algorithms}), ours=algorithms[0],
                   baselines_r=_literal(tuple(baselines)), table_r=_literal({a: None for a in algorithms}),
                   source=source, source_r=_literal(source),
-                  title_line_r=_literal(f"{source} — final test accuracy per method"), desc_r=_literal(f"{title}: {source}, final test accuracy per method"),
+                  title_line_r=_literal(f"{source} — final test accuracy per method"),
+                  desc_r=_literal(f"{title}: {source}, final test accuracy per method"),
                   algorithms="[" + ", ".join(algorithms) + "]")
     files = {
         Path("fedlib/papers") / paper / "__init__.py": PACKAGE.substitute(values),

@@ -53,7 +53,7 @@ def test_a_module_without_a_budget_is_named(monkeypatch):
     art = A.Artefact("fadamgt", "fig3")
     monkeypatch.delattr(art.module, "BUDGET_S")
     with pytest.raises(AttributeError, match="^fedlib.papers.fadamgt.fig3 declares no BUDGET_S"):
-        art.budget_s
+        _ = art.budget_s
 
 
 def test_declarations_shape_the_stage():
