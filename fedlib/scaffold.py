@@ -26,6 +26,7 @@ from __future__ import annotations
 import keyword
 import re
 import sys
+import textwrap
 from pathlib import Path
 from string import Template
 
@@ -37,10 +38,10 @@ NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 # ---------------------------------------------------------------------------------------------- the templates
-PACKAGE = Template('''"""$title ($short_authors, $venue).
+PACKAGE = Template('''"""$headline
 
-The paper's account (settings, the ambiguities this replication resolves): $doc. Artefacts, in report order:
-$artefact (one module each; docs/extending.md adds more).
+The paper's account (settings, the ambiguities this replication resolves): $doc.
+Artefacts, in report order: $artefact (one module each; docs/extending.md adds more).
 """
 from fedlib.reporting.artefact import Paper
 
@@ -192,8 +193,7 @@ from pathlib import Path
 import pytest
 
 from fedlib.config import RunConfig
-from fedlib.papers.$paper import $artefact as art
-from fedlib.papers.$paper import reference as P
+$test_imports
 from fedlib.reporting.profiles import load_settings
 
 PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
@@ -302,15 +302,21 @@ def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] 
     venue = venue or "venue not given"
     doc = f"docs/papers/{paper}.md"
     short = f"{authors[0].split()[-1]} et al." if len(authors) > 1 else authors[0].split()[-1]
-    values = dict(paper=paper, artefact=artefact, section=section, title=title, title_r=_literal(title),
-                  authors_r=_literal(tuple(authors)), venue=venue, venue_r=_literal(venue), short_authors=short,
+    values = dict(paper=paper, artefact=artefact, section=section, title=title,
+                  title_r=_string(title, len("    title=")),
+                  authors_r=_wrapped(tuple(authors), 4), venue=venue, venue_r=_literal(venue), short_authors=short,
                   doc=doc,
-                  methods_r=_literal({a: display_name(a) for a in algorithms}), ours=algorithms[0],
-                  baselines_r=_literal(tuple(baselines)), table_r=_literal({a: None for a in algorithms}),
+                  methods_r=_wrapped({a: display_name(a) for a in algorithms}, 0, len("METHODS = ")),
+                  ours=algorithms[0], baselines_r=_wrapped(tuple(baselines), 0, len("BASELINES = ")),
+                  table_r=_wrapped({a: None for a in algorithms}, 4, len('"cifar10": ')),
+                  headline=textwrap.fill(f"{title} ({short}, {venue}).", 116, initial_indent="   ")[3:],
                   source=source, source_r=_literal(source),
-                  title_line_r=_literal(f"{source} — final test accuracy per method"),
-                  desc_r=_literal(f"{title}: {source}, final test accuracy per method"),
-                  algorithms="[" + ", ".join(algorithms) + "]")
+                  title_line_r=_string(f"{source} — final test accuracy per method", len("TITLE = ")),
+                  desc_r=_string(f"{title}: {source}, final test accuracy per method", len("DESC = ")),
+                  algorithms="[" + ", ".join(algorithms) + "]",
+                  test_imports="\n".join(sorted((f"from fedlib.papers.{paper} import {artefact} as art",
+                                                  f"from fedlib.papers.{paper} import reference as P"),
+                                                 key=lambda line: line.split(" import ")[1])))
     files = {
         Path("fedlib/papers") / paper / "__init__.py": PACKAGE.substitute(values),
         Path("fedlib/papers") / paper / "reference.py": REFERENCE.substitute(values),
@@ -344,6 +350,26 @@ def _literal(value) -> str:
     if isinstance(value, tuple):
         return "(" + ", ".join(_literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"' if isinstance(value, str) else repr(value)
+
+
+def _wrapped(value, indent: int, lead: int = 0) -> str:
+    """`_literal(value)`, or one item a line (indented by indent + 4) when it would pass 110 columns."""
+    flat = _literal(value)
+    if indent + lead + len(flat) <= 110:
+        return flat
+    pad = " " * (indent + 4)
+    items = ([f"{_literal(k)}: {_literal(v)}" for k, v in value.items()] if isinstance(value, dict)
+             else [_literal(v) for v in value])
+    opening, closing = ("{", "}") if isinstance(value, dict) else ("(", ")")
+    return opening + "\n" + "".join(f"{pad}{item},\n" for item in items) + " " * indent + closing
+
+
+def _string(text: str, lead: int) -> str:
+    """A string literal, or a parenthesised concatenation of pieces when it would pass 110 columns."""
+    if lead + len(text) + 2 <= 110:
+        return _literal(text)
+    pieces = textwrap.wrap(text, 100 - lead, drop_whitespace=False)
+    return "(" + ("\n" + " " * (lead + 1)).join(_literal(piece) for piece in pieces) + ")"
 
 
 def _notebook(paper: str, artefact: str, title: str, about: str) -> str:
