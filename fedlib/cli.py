@@ -28,6 +28,7 @@ from fedlib.estimate import add_parser as add_estimate
 from fedlib.hparams import describe, fields_of
 from fedlib.models import MODELS
 from fedlib.outdir import OutputError, WriteFailed
+from fedlib.scaffold import add_parser as add_scaffold
 
 
 def _parse_overrides(items: list[str]) -> dict:
@@ -249,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("overrides", nargs="*", metavar="algorithm=NAME")
     c.set_defaults(fn=cmd_config)
     add_estimate(sub)
+    add_scaffold(sub)
     return p
 
 

@@ -1,4 +1,4 @@
-"""The cost table (bench/costs.json): which fields of a run decide the work of one round (its *cost configuration*)
+"""The cost table (fedlib/costs.json): which fields of a run decide the work of one round (its *cost configuration*)
 and the per-round costs measured for each, on each device.
 
 `fedlib estimate` (fedlib/estimate/) measures and reads it; `experiments.run_many` reads the peak memory it
@@ -18,7 +18,9 @@ from fedlib.config import RunConfig
 from fedlib.errors import ConfigError
 from fedlib.jsonio import write_json_atomic
 
-COSTS_FILE = Path(__file__).resolve().parents[1] / "bench" / "costs.json"
+#: package data (pyproject.toml), so an installed wheel reads the committed timings; `fedlib estimate --save` writes
+#: it in a source checkout (elsewhere pass `--costs PATH`)
+COSTS_FILE = Path(__file__).resolve().with_name("costs.json")
 
 #: RunConfig fields that never change the work of one round
 PER_RUN_ONLY = ("seed", "lr", "lr_decay", "server_lr", "weight_decay", "wd_mode", "beta1", "beta2", "eps",
@@ -87,7 +89,7 @@ def read_table(path: str | Path | None = None) -> dict[tuple[str, str], dict]:
     and field): not a regular file, over MAX_TABLE_BYTES, not JSON, or an entry whose field is missing (FIELDS'
     required ones), of the wrong type or out of range (a negative or NaN time)."""
     if path is not None and str(path) == "":
-        raise ConfigError("cost table: the path is empty; allowed: a JSON cost table file (bench/costs.json)")
+        raise ConfigError("cost table: the path is empty; allowed: a JSON cost table file (fedlib/costs.json)")
     where = f"cost table {path or COSTS_FILE}"
     allowed = "allowed: a cost table written by `fedlib estimate --save`"
     try:
@@ -100,7 +102,7 @@ def read_table(path: str | Path | None = None) -> dict[tuple[str, str], dict]:
         raise ConfigError(f"{where} cannot be read ({exc.strerror or exc})") from None
     if not stat.S_ISREG(st.st_mode):
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise ConfigError(f"{where} is {kind}; allowed: a JSON cost table file (bench/costs.json)")
+        raise ConfigError(f"{where} is {kind}; allowed: a JSON cost table file (fedlib/costs.json)")
     if st.st_size > MAX_TABLE_BYTES:
         raise ConfigError(f"{where} is {st.st_size} bytes, over {MAX_TABLE_BYTES}; {allowed}")
     try:

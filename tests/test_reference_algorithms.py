@@ -65,6 +65,15 @@ SPARSE = dict(keep_ratio=0.5, lr=0.03)
 
 
 def _cases():
+    yield from _listed()
+    listed = {alg for alg, _ in _listed()}
+    for alg in ALGORITHMS:                     # a new algorithm runs with its defaults until it lists its own cases
+        if alg not in listed:
+            yield alg, {}
+            yield alg, EPOCHS
+
+
+def _listed():
     yield "fedavg", {}
     yield "fedavg", EPOCHS
     yield "fedavg", dict(clip_norm=0.5, weight_decay=0.0, server_lr=1.3)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from fedlib.reporting import artefact as A
-from fedlib.reporting import stages
+from fedlib.reporting import performance, stages
 from fedlib.reporting.notebook import template
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +26,8 @@ def test_committed_dvc_yaml_is_what_the_command_prints(monkeypatch):
 def test_every_artefact_has_a_stage_and_every_figure_is_an_output_and_a_plot():
     dvc = yaml.safe_load(stages.dvc_yaml())
     assert list(dvc["stages"]) == [a.stage for a in ARTEFACTS] + ["reports_index"]
-    assert {a.paper for a in ARTEFACTS} == {"fadamgt", "fafed", "fedadam_ssm", "fedmim"} and len(ARTEFACTS) >= 21
+    packages = {d.name for d in (ROOT / "fedlib" / "papers").iterdir() if (d / "__init__.py").is_file()}
+    assert {a.paper for a in ARTEFACTS} == packages       # every paper package has its stages, and nothing else
     fafed_fig2 = [o if isinstance(o, str) else next(iter(o)) for o in dvc["stages"]["fafed_fig2"]["outs"]]
     assert fafed_fig2[-7:] == [f"reports/fafed/fig2{s}.{e}" for s in ("", "_moderate", "_high") for e in ("png", "svg")
                                ] + ["reports/fafed/fig2.json"]
@@ -34,6 +35,25 @@ def test_every_artefact_has_a_stage_and_every_figure_is_an_output_and_a_plot():
     assert "reports/fafed/fig2_high.png" in dvc["plots"] and "reports/fadamgt/table1.png" not in dvc["plots"]
     index = dvc["stages"]["reports_index"]["deps"]
     assert index[2:] == [f"reports/{a.paper}/{a.name}.json" for a in ARTEFACTS]
+
+
+def test_every_stage_has_a_time_budget_within_the_pipelines_and_the_measured_stages_keep_theirs():
+    """Each artefact declares BUDGET_S; together they fit PIPELINE_BUDGET_S; every stage the last `dvc repro`
+    measured (docs/performance.md's generated table) took at most its budget. No stage's figure is written here."""
+    budgets = {a.section: a.budget_s for a in ARTEFACTS}
+    assert all(type(b) is int and b > 0 for b in budgets.values()), budgets
+    assert sum(budgets.values()) <= A.PIPELINE_BUDGET_S, f"budgets sum to {sum(budgets.values())} s"
+    measured = performance.committed_times(ROOT / "docs" / "performance.md")
+    assert set(measured) & set(budgets), "docs/performance.md has no measured stage of the registry"
+    over = {s: f"{t:.0f} s > {budgets[s]} s" for s, t in measured.items() if s in budgets and t > budgets[s]}
+    assert not over, f"stages over their BUDGET_S: {over}"
+
+
+def test_a_module_without_a_budget_is_named(monkeypatch):
+    art = A.Artefact("fadamgt", "fig3")
+    monkeypatch.delattr(art.module, "BUDGET_S")
+    with pytest.raises(AttributeError, match="^fedlib.papers.fadamgt.fig3 declares no BUDGET_S"):
+        _ = art.budget_s
 
 
 def test_declarations_shape_the_stage():

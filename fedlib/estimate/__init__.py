@@ -8,7 +8,7 @@
 Runs whose configurations differ only in what does not change the work of a round (seed, learning rates, targets,
 round caps, ... `PER_RUN_ONLY`) share one *cost configuration*. One round of a cost configuration costs
     round_s (local steps, aggregation, metrics; no evaluation) + eval_s / eval_every,
-measured on this machine after a warm-up round, or read from the cost table (bench/costs.json, versioned, so
+measured on this machine after a warm-up round, or read from the cost table (fedlib/costs.json, versioned, so
 docs/scale.md can quote it) when it holds an entry for this device. GPU timings are wall time; CPU timings are the
 process's CPU time per torch thread, which is what the round takes on an idle machine (load stretches wall time, not
 work). On CPU, where time grows linearly with client-steps, a

@@ -18,7 +18,7 @@ def add_parser(sub) -> None:
                    "or all (default)")
     e.add_argument("--profile", default="embedded", choices=("embedded", "paper"))
     e.add_argument("--params", default="params.yaml", help="params file (default params.yaml)")
-    e.add_argument("--costs", default=str(COSTS_FILE), help="cost table (default bench/costs.json)")
+    e.add_argument("--costs", default=str(COSTS_FILE), help="cost table (default fedlib/costs.json)")
     how = e.add_mutually_exclusive_group()
     how.add_argument("--table-only", action="store_true", help="never time anything: cost table entries only")
     how.add_argument("--remeasure", action="store_true", help="time every cost configuration again")

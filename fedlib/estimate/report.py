@@ -83,7 +83,7 @@ _SCALED = re.compile(r"^(\d+ clients x \d+ steps) and (\d+) test images, scaled 
 
 def _timed_summary(timed_as: list[str]) -> str:
     """How the entries were timed, one phrase per kind (the scale factors and evaluation sizes of the scaled-down
-    timings are in each bench/costs.json entry)."""
+    timings are in each fedlib/costs.json entry)."""
     kinds, images = set(), []
     for t in timed_as:
         m = _SCALED.match(t)

@@ -10,5 +10,5 @@
                     on the reproduced numbers
 
 The generic machinery (config builder and labels, accuracy tables, tables, figures, claims engine, report headers,
-params schema, notebook steps) is in fedlib/reporting/. docs/extending.md, *Adding an artefact*, is the recipe.
+params schema, notebook steps) is in fedlib/reporting/. docs/extending.md (section 3, `fedlib scaffold`) is the recipe.
 """

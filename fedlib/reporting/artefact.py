@@ -19,6 +19,9 @@ writes its dvc.yaml stage from them):
     SHARES_CACHE    an artefact of the same paper whose run cache it reads as its own (it keeps none)
     READS_BLOCKS    artefacts of the same paper whose params.yaml blocks it reads too
     WORKERS         the stage's worker processes when not the `workers` of params.yaml (e.g. 1: in-process)
+    BUDGET_S        seconds its embedded stage may take (papermill's notebook time on the reference 2-core machine);
+                    the budgets of all artefacts together stay within PIPELINE_BUDGET_S, and each measured stage
+                    (docs/performance.md, generated from the last `dvc repro`) within its own (tests/test_stages.py)
 
 An artefact module imports without torch (nothing it loads at module level imports torch; import torch, and the
 engine, inside the functions that run it). Its notebook imports it before `notebook.start`, which pins the portable
@@ -32,6 +35,10 @@ import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+
+#: seconds a cold embedded `dvc repro` of every artefact may take on the reference 2-core machine (the sum of the
+#: artefacts' BUDGET_S must fit: a new artefact's budget comes out of what is left)
+PIPELINE_BUDGET_S = 1200
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,15 @@ class Artefact:
     def workers(self) -> str:
         """The stage's `-p workers` value: the module's WORKERS, else params.yaml's `workers`."""
         return str(getattr(self.module, "WORKERS", "${workers}"))
+
+    @property
+    def budget_s(self) -> int:
+        """Seconds its embedded stage may take (the module's BUDGET_S; AttributeError names the module without)."""
+        try:
+            return self.module.BUDGET_S
+        except AttributeError:
+            raise AttributeError(f"{self.module.__name__} declares no BUDGET_S (seconds its embedded stage may "
+                                 "take; docs/extending.md)") from None
 
     @property
     def run_cache(self) -> Path:

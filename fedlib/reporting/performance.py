@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -84,6 +85,13 @@ def table(rows: list[dict]) -> str:
     total_s = sum(r["runs_s"] or 0 for r in rows)
     lines.append(f"| **all** | **{_s(total_nb)}** | **{_s(total_runs)}** | **{_s(total_s)}** |")
     return "\n".join(lines)
+
+
+def committed_times(page: Path) -> dict[str, float]:
+    """{stage: notebook seconds} of the generated block of `page` (docs/performance.md), for the measured stages."""
+    block = page.read_text().partition(BEGIN)[2].partition(END)[0]
+    found = re.findall(r"^\| `(\w+)` \| ([\d,]+) \|", block, re.M)
+    return {stage: float(seconds.replace(",", "")) for stage, seconds in found}
 
 
 def write(page: Path, block: str) -> None:

@@ -27,6 +27,7 @@ from fedlib.reporting.tables import markdown_table
 TITLE = "Theorem 1 — Algorithm 1 diverges on the paper's example, FAFED does not"
 SOURCE = "Theorem 1 and its example (§Divergence of Local Adaptive Federated Learning)"
 DESC = "FAFED paper, Theorem 1: Algorithm 1 diverges on the paper's example, FAFED converges (in-process runs)"
+BUDGET_S = 15     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
 WORKERS = 1                  # its stage runs in-process (runs of well under a second)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {
