@@ -136,6 +136,16 @@ def test_observations_grouped_by_method_name_their_cells_and_claims():
     assert observations.by_method([a, b]) == "Efficient Adam in 2 cells (T1.1); Fairness-Top in 1 cell (T1.2)"
 
 
+
+def test_observations_of_tied_methods_are_listed_by_name_whatever_the_order_of_claims():
+    """Methods with as many cells are listed by name: the page's bytes never depend on claim order or the hash seed
+    (the cells were collected through a set of strings)."""
+    z = C.judge("T1.1", "t", "s", [_cmp("FedAdam-SSM", WORSE[0], "Fairness-Top", WORSE[1])])
+    e = C.judge("T1.2", "t", "s", [_cmp("FedAdam-SSM", WORSE[0], "Efficient Adam", WORSE[1])])
+    want = "Efficient Adam in 1 cell (T1.2); Fairness-Top in 1 cell (T1.1)"
+    assert observations.by_method([z, e]) == observations.by_method([e, z]) == want
+
+
 def test_pilot_power_matches_statsmodels_and_margins_follow_the_papers_claimed_effects():
     from statsmodels.stats.power import TTestPower
 

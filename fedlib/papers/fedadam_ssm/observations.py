@@ -93,13 +93,13 @@ def by_method(claims: Sequence[C.Claim]) -> str:
     for c in claims:
         if c.status != C.REFUTED:
             continue
-        for method, cell in {observation(x) for x in contrary(c)}:
+        for method, cell in sorted({observation(x) for x in contrary(c)}):
             cells, ids = groups.setdefault(method, (set(), []))
             cells.add(cell)
             if c.id not in ids:
                 ids.append(c.id)
     return "; ".join(f"{m} in {len(cells)} cell{'s' if len(cells) > 1 else ''} ({', '.join(ids)})"
-                     for m, (cells, ids) in sorted(groups.items(), key=lambda kv: -len(kv[1][0])))
+                     for m, (cells, ids) in sorted(groups.items(), key=lambda kv: (-len(kv[1][0]), kv[0])))
 
 
 def page_sections(claims_: Sequence[C.Claim], block: Mapping) -> str:
