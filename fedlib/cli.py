@@ -20,7 +20,7 @@ import yaml
 
 from fedlib import tracking
 from fedlib.algorithms import ALGORITHMS
-from fedlib.config import ADAPTIVE_FIELDS, ConfigError, Refused, RunConfig
+from fedlib.config import ADAPTIVE_FIELDS, ConfigError, Refused, RunConfig, algorithm_reads
 from fedlib.data import DATASETS, PARTITIONERS, DatasetUnavailable, load_dataset
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.engine import partition_for, resolve, run
@@ -152,8 +152,8 @@ def cmd_config(args) -> int:
         if name not in ALGORITHMS:
             raise ConfigError(f"algorithm={name!r} is not known; allowed: {', '.join(ALGORITHMS)}")
     # the shared adaptive settings (Adam's β/ε, v̂ reading, tracking subset, FedLADA's α): only where they are read
-    adaptive = {key: {"default": defaults[key], "read_by": [n for n in names if key in ALGORITHMS[n].reads]}
-                for key in ADAPTIVE_FIELDS}
+    adaptive = {key: {"default": default, "read_by": [n for n in names if key in algorithm_reads(n)]}
+                for key, default in ADAPTIVE_FIELDS.items()}
     adaptive = {key: entry for key, entry in adaptive.items() if entry["read_by"]}
     own = {name: {key: {"type": tp, "default": default, "doc": doc}
                   for key, tp, default, doc in describe(ALGORITHMS[name].hparams)} for name in names}

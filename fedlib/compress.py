@@ -27,7 +27,15 @@ import torch
 from torch import Tensor
 
 from fedlib.bits import (  # noqa: F401  -- the bit costs live in fedlib/bits.py (no torch); re-exported here
-    MBIT, Q_BITS, SCALE_BITS, dense_bits, index_bits, mask_bits, sign_bits, sparse_bits, stochastic_bits,
+    MBIT,
+    Q_BITS,
+    SCALE_BITS,
+    dense_bits,
+    index_bits,
+    mask_bits,
+    sign_bits,
+    sparse_bits,
+    stochastic_bits,
 )
 
 

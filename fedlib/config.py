@@ -57,14 +57,8 @@ class RunConfig:
     wd_mode: Literal["coupled", "decoupled"] = "coupled"   # A8, docs/papers/fadamgt.md
     augment: bool = False                   # pad-crop + flip for image datasets
     color_jitter: float | None = None    # s: per-client brightness/saturation ~ U[1-s, 1+s] on train images (FedMIM)
-    # adaptive methods
-    beta1: float = 0.9
-    beta2: float = 0.99
-    eps: float = 1e-8
-    vhat_init: Literal["v1", "v2", "v3", "v4"] = "v1"      # A1, docs/papers/fadamgt.md
-    tracking_size: int | None = None     # Y (FAdamET/GT); None = S // 2
-    tracking_init: Literal["zeros", "warm"] = "zeros"      # A3, docs/papers/fadamgt.md
-    lada_alpha: float = 0.5                 # FedLADA weight of the local Adam direction (paper does not report it)
+    # (Adam's β1, β2, ε, the v̂ reading, the tracking subset and FedLADA's α are the hyperparameters of the
+    # algorithms that read them: fedlib/algorithms/adam.py, tracking.py, fedlada.py)
     bn_policy: Literal["average"] = "average"              # A11 (models here use GroupNorm; no BN buffers)
     # evaluation and bookkeeping
     eval_every: int = 1
@@ -128,6 +122,13 @@ class RunConfig:
                 if isinstance(algorithm, str) and algorithm in owners:
                     hparams[key] = raw
                     continue
+                if key in ADAPTIVE_FIELDS:      # a shared adaptive setting this algorithm does not have
+                    default = ADAPTIVE_FIELDS[key]
+                    if _same(raw, default):
+                        continue    # at its default: a record written while it was a RunConfig field carries it
+                    raise ConfigError(f"{key}={_typed(raw, default)!r} is not read by algorithm={algorithm}; it is a "
+                                      f"setting of {', '.join(owners)}; allowed: leave {key} unset (default "
+                                      f"{default!r})")
                 model_owners = _model_option_owners(key)
                 if model in model_owners:
                     model_options[key] = raw
@@ -246,21 +247,10 @@ class RunConfig:
         _nonneg_float("weight_decay", self.weight_decay)
         if self.color_jitter is not None:
             _range("color_jitter", self.color_jitter, 0.0, 1.0, hi_open=True)
-        _range("beta1", self.beta1, 0.0, 1.0, hi_open=True)
-        _range("beta2", self.beta2, 0.0, 1.0, hi_open=True)
-        _positive_float("eps", self.eps)
-        if self.tracking_size is not None:
-            if not 0 <= self.tracking_size <= self.clients_per_round:
-                raise ConfigError(f"tracking_size={self.tracking_size} is out of range; allowed: "
-                                  f"0 <= tracking_size <= clients_per_round ({self.clients_per_round})")
-        _range("lada_alpha", self.lada_alpha, 0.0, 1.0)
         _positive_int("eval_every", self.eval_every)
         _positive_int("eval_batch_size", self.eval_batch_size)
         if self.target_acc is not None:
             _range("target_acc", self.target_acc, 0.0, 1.0, lo_open=True)
-        if self.tracking_init == "warm":      # kept in the type for the record of the paper's option; not runnable
-            raise ConfigError("tracking_init=warm needs every client's gradient at x^(1) before round 1, which the "
-                              "paper does not define (A3 in docs/papers/fadamgt.md); allowed: zeros")
         if self.stop_at_target and self.target_acc is None:
             raise ConfigError("stop_at_target=true needs target_acc; allowed: set target_acc in (0, 1]")
         _nonneg_int("seed", self.seed)
@@ -273,15 +263,12 @@ class RunConfig:
         if self.dtype == "float64" and self.autocast != "off":
             raise ConfigError(f"autocast={self.autocast} lowers the compute precision that dtype=float64 asks for; "
                               f"allowed: autocast=off with dtype=float64")
-        _unread_adaptive(self, ALGORITHMS)     # after the range checks: a bad value is named as such
+        check = ALGORITHMS[self.algorithm].check   # its hyperparameters against the run's fields
+        if check is not None:
+            check(self)
         return self
 
     # ------------------------------------------------------------------ derived values
-    @property
-    def Y(self) -> int:
-        """Tracking-subset size (FAdamET/GT); defaults to S // 2 as in the paper's Table 1."""
-        return self.clients_per_round // 2 if self.tracking_size is None else self.tracking_size
-
     def semantic_dict(self) -> dict[str, Any]:
         """The fields that change the numbers of a run (not where or how visibly it runs).
 
@@ -290,7 +277,7 @@ class RunConfig:
         over more threads sums in another order) and the CPU math path (fedlib/cpu_path.py), resolved by
         `engine.resolve`. NON_NUMERIC lists the fields that cannot change the numbers.
         """
-        d = self.to_dict()
+        d = self.flat_dict()
         for key in NON_NUMERIC:
             d.pop(key)
         if d["autocast"] == "off":    # full precision keeps the fingerprints it had before the field existed
@@ -305,10 +292,16 @@ class RunConfig:
             d.pop("model_options")
         if d["color_jitter"] is None:  # runs without the colour perturbation keep their earlier fingerprints
             d.pop("color_jitter")
-        reads = algorithm_reads(self.algorithm)
-        for key in ADAPTIVE_FIELDS:   # shared adaptive settings: only those the chosen algorithm reads
-            if key not in reads:
-                d.pop(key)
+        return d
+
+    def flat_dict(self) -> dict[str, Any]:
+        """`to_dict` with the algorithm's shared adaptive hyperparameters (ADAPTIVE_FIELDS) at the top level, where
+        they were RunConfig fields until 2026-12-05: the fingerprint and the cost table's keys are computed from this
+        layout, so the run records and cost entries written before the move keep their keys."""
+        d = self.to_dict()
+        own = dict(d["hparams"])
+        d.update({key: own.pop(key) for key in ADAPTIVE_FIELDS if key in own})
+        d["hparams"] = own
         return d
 
     def fingerprint(self) -> str:
@@ -325,36 +318,47 @@ class RunConfig:
 #: (the test loss is summed over evaluation batches).
 NON_NUMERIC = ("progress", "checkpoint_every", "data_dir", "state_device")
 
-#: Shared settings of the adaptive methods that only some algorithms read (Adam's β1, β2, ε, the v̂ reading, the
-#: tracking subset, FedLADA's α). Each AlgorithmSpec names those it reads (`reads`): only they enter its
-#: fingerprint, and a non-default value of any other one is refused, so `tracking_size=1` never silently does
-#: nothing for FedAvg. A params block shared by several algorithms passes its configurations through
-#: `drop_unread`, which leaves each algorithm only the shared settings it reads.
-ADAPTIVE_FIELDS = ("beta1", "beta2", "eps", "vhat_init", "tracking_size", "tracking_init", "lada_alpha")
+#: Hyperparameters that several adaptive algorithms share (Adam's β1, β2, ε, the v̂ reading, the tracking subset,
+#: FedLADA's α), with their default, the same in every algorithm that has it (tests/test_shared_fields.py). They were
+#: RunConfig fields until 2026-12-05 (`flat_dict` keeps that layout for the keys). A params block shared by several
+#: algorithms passes its configurations through `drop_unread`, which leaves each algorithm only those it has; given
+#: to an algorithm without it, a value other than the default is refused, so `tracking_size=1` never silently does
+#: nothing for FedAvg.
+ADAPTIVE_FIELDS = {"beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "vhat_init": "v1", "tracking_size": None,
+                   "tracking_init": "zeros", "lada_alpha": 0.5}
 
 
 def algorithm_reads(algorithm: str) -> tuple[str, ...]:
-    """The adaptive fields `algorithm` reads (all of them for a name that is not registered: validation refuses
-    it anyway, and its fingerprint then hides nothing)."""
+    """The shared adaptive hyperparameters `algorithm` has (all of them for a name that is not registered:
+    validation refuses it anyway)."""
     spec = _algorithms().get(algorithm)
-    return ADAPTIVE_FIELDS if spec is None else spec.reads
+    return tuple(ADAPTIVE_FIELDS) if spec is None else tuple(k for k in fields_of(spec.hparams)
+                                                             if k in ADAPTIVE_FIELDS)
 
 
 def drop_unread(values: dict[str, Any]) -> dict[str, Any]:
-    """A config dict without the adaptive fields its algorithm does not read (for blocks shared by several
+    """A config dict without the shared adaptive settings its algorithm does not have (for blocks shared by several
     algorithms, e.g. a `run:` block that sets FAdamGT's tracking_size beside FedAvg)."""
     reads = algorithm_reads(values.get("algorithm", RunConfig.algorithm))
     return {k: v for k, v in values.items() if k not in ADAPTIVE_FIELDS or k in reads}
 
 
-def _unread_adaptive(cfg: RunConfig, algorithms) -> None:
-    reads = algorithms[cfg.algorithm].reads
-    for key in ADAPTIVE_FIELDS:
-        value, default = getattr(cfg, key), getattr(RunConfig, key)     # the dataclass keeps plain defaults
-        if key not in reads and value != default:
-            owners = [name for name, spec in algorithms.items() if key in spec.reads]
-            raise ConfigError(f"{key}={value!r} is not read by algorithm={cfg.algorithm}; it is a setting of "
-                              f"{', '.join(owners)}; allowed: leave {key} unset (default {default!r})")
+def _typed(raw: Any, default: Any) -> Any:
+    """`raw` as the type of a shared setting's default where it converts (for messages), else as it is."""
+    try:
+        return type(default)(raw) if default is not None else int(raw)
+    except (TypeError, ValueError):
+        return raw
+
+
+def _same(raw: Any, default: Any) -> bool:
+    """A raw config value (YAML, JSON or a CLI string) equal to a shared setting's default."""
+    if raw is None or default is None:
+        return raw is None and default is None or str(raw).strip().lower() in ("none", "null") and default is None
+    try:
+        return type(default)(raw) == default
+    except (TypeError, ValueError):
+        return False
 
 
 # ---------------------------------------------------------------------- registries

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fedlib.config import RunConfig
+from fedlib.config import ADAPTIVE_FIELDS, RunConfig
 from fedlib.errors import ConfigError
 from fedlib.jsonio import write_json_atomic
 
@@ -22,7 +22,8 @@ from fedlib.jsonio import write_json_atomic
 #: it in a source checkout (elsewhere pass `--costs PATH`)
 COSTS_FILE = Path(__file__).resolve().with_name("costs.json")
 
-#: RunConfig fields that never change the work of one round
+#: RunConfig fields (and shared adaptive hyperparameters, config.ADAPTIVE_FIELDS) that never change the work of one
+#: round
 PER_RUN_ONLY = ("seed", "lr", "lr_decay", "server_lr", "weight_decay", "wd_mode", "beta1", "beta2", "eps",
                 "tracking_size", "tracking_init", "lada_alpha", "target_acc", "stop_at_target", "rounds", "eval_every",
                 "device", "progress", "checkpoint_every", "data_dir",
@@ -35,9 +36,9 @@ PARTITION_ONLY = ("partition", "alpha", "classes_per_client", "similarity", "min
 def cost_key(cfg: RunConfig) -> dict[str, Any]:
     """The fields of a resolved configuration that decide the work of one round, where they differ from RunConfig's
     defaults (so a field added to RunConfig later leaves the keys of the cost table as they are)."""
-    defaults = RunConfig().to_dict()
+    defaults = {**RunConfig().to_dict(), **ADAPTIVE_FIELDS}
     drop = PER_RUN_ONLY + (PARTITION_ONLY if cfg.local_epochs is None else ())
-    return {k: v for k, v in cfg.to_dict().items()
+    return {k: v for k, v in cfg.flat_dict().items()        # the layout the table's keys were written in
             if k not in drop and (v != defaults[k] or k in ("algorithm", "dataset", "model"))}
 
 

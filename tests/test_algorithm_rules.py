@@ -50,13 +50,15 @@ def test_efficient_adam_needs_two_bits():
     assert resolve({**BASE, "algorithm": "efficient_adam", "quant_bits": 2}).hp.quant_bits == 2
 
 
-def test_unknown_vhat_reading_is_refused_by_the_adam_primitive():
-    cfg = SimpleNamespace(vhat_init="v9")
+def test_an_unknown_vhat_reading_is_refused_by_its_hyperparameter_rule():
+    from fedlib.hparams import build
+
     with pytest.raises(ConfigError) as exc:
-        adam.init_client_moments(2, torch.zeros(3), cfg)
-    assert str(exc.value) == "vhat_init='v9' is not known; allowed: v1, v2, v3, v4"
-    assert set(adam.init_client_moments(2, torch.zeros(3), SimpleNamespace(vhat_init="v2"))) == {"v", "vhat"}
-    assert set(adam.init_client_moments(2, torch.zeros(3), SimpleNamespace())) == {"v"}       # v1 by default
+        build(adam.PaperAdamHParams, {"vhat_init": "v9"}, "localadam")
+    assert str(exc.value) == "vhat_init='v9' is not allowed; allowed: v1, v2, v3, v4"
+    v2 = SimpleNamespace(hp=adam.PaperAdamHParams(vhat_init="v2"))
+    assert set(adam.init_client_moments(2, torch.zeros(3), v2)) == {"v", "vhat"}
+    assert set(adam.init_client_moments(2, torch.zeros(3), SimpleNamespace(hp=adam.PaperAdamHParams()))) == {"v"}
 
 
 @pytest.mark.parametrize("alg", ["fadamet", "fadamgt"])
@@ -85,10 +87,10 @@ def test_adam_configuration_helpers():
     assert adam.config_of(cfg) is cfg and adam.config_of(SimpleNamespace(cfg=cfg)) is cfg   # a RunConfig or a ctx
 
 
-def test_tracking_starts_from_zeros_when_the_setting_is_absent():
+def test_tracking_starts_from_zeros_by_default():
     from fedlib.algorithms import tracking
 
-    server, clients = tracking.init("gt", torch.ones(3), 2, SimpleNamespace(vhat_init="v1"))   # no tracking_init
+    server, clients = tracking.init("gt", torch.ones(3), 2, SimpleNamespace(hp=tracking.TrackingHParams()))
     assert torch.equal(server["y"], torch.zeros(3)) and torch.equal(clients["y"], torch.zeros(2, 3))
 
 

@@ -38,10 +38,12 @@ def test_vectors_per_round_counts():
         assert vectors_per_round(name, TABLE1_CFG) == c
         assert ALGORITHMS[name].comm_vectors(TABLE1_CFG) == c       # the registry agrees
     # Figure 4 (S = 50): 3 + Y/50, 3.02 at Y = 1 up to 4 at Y = 50; PEFT Y = S gives 4
-    fig4 = RunConfig(n_clients=100, clients_per_round=50, tracking_size=1)
+    fig4 = RunConfig.from_dict({"algorithm": "fadamgt", "n_clients": 100, "clients_per_round": 50,
+                                "tracking_size": 1})
     assert vectors_per_round("fadamgt", fig4) == pytest.approx(3.02, abs=1e-12)
     assert vectors_per_round("fadamet", fig4.replace(tracking_size=50)) == 4.0
     assert vectors_per_round("fadamet", fig4.replace(tracking_size=0)) == 3.0
+    assert vectors_per_round("fadamgt", fig4.replace(algorithm="fadamet")) == pytest.approx(3.02, abs=1e-12)
     assert tracking_vectors(5, 10) == 3.5
     with pytest.raises(KeyError):
         vectors_per_round("no-such-method", TABLE1_CFG)

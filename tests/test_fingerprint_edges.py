@@ -10,8 +10,9 @@ fields an algorithm reads. Here:
 * the default configuration's semantic dict and fingerprint, written out by hand (sha256 of the sorted JSON, 16 hex
   digits), and each elision that keeps earlier fingerprints (autocast off, no hparams, bptt 35, eval_local off, no
   model options, no colour jitter) on both sides of its condition;
-* an unread adaptive field changes no fingerprint (even when validation is bypassed), every read one does; an
-  unregistered algorithm name hides none; `drop_unread` and the refusal of an unread non-default value.
+* the shared adaptive settings an algorithm has (its hyperparameters) sit at the top level of the semantic dict, where
+  they were RunConfig fields, and each changes the fingerprint; `drop_unread` and the refusal of a non-default value
+  for an algorithm without the setting.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from fedlib.algorithms import ALGORITHMS
 from fedlib.config import ADAPTIVE_FIELDS, NON_NUMERIC, ConfigError, RunConfig, algorithm_reads, drop_unread
 from fedlib.engine import resolve
 
-#: RunConfig()'s semantic dict, by hand: every field but NON_NUMERIC, the seven adaptive fields (FedAvg reads none)
+#: RunConfig()'s semantic dict, by hand: every field but NON_NUMERIC (FedAvg has none of the shared adaptive settings)
 #: and the six elided at their defaults (autocast, hparams, bptt, eval_local, model_options, color_jitter)
 DEFAULT = {"aggregation": "uniform", "algorithm": "fedavg", "alpha": 0.1, "augment": False, "batch_size": 32,
            "bn_policy": "average", "chunk_size": None, "classes_per_client": 2, "clients_per_round": 5,
@@ -53,7 +54,7 @@ def test_the_default_semantic_dict_and_fingerprint_by_hand():
 
 def test_non_numeric_is_exactly_the_four_placement_and_visibility_fields():
     assert NON_NUMERIC == ("progress", "checkpoint_every", "data_dir", "state_device")
-    assert set(RunConfig.field_names()) - set(DEFAULT) - set(ADAM) == set(NON_NUMERIC) | {
+    assert set(RunConfig.field_names()) - set(DEFAULT) == set(NON_NUMERIC) | {
         "autocast", "hparams", "bptt", "eval_local", "model_options", "color_jitter"}
 
 
@@ -80,8 +81,9 @@ def test_each_elided_field_enters_the_dict_exactly_when_it_leaves_its_default(fi
 
 
 def test_a_full_semantic_dict_by_hand():
-    cfg = dataclasses.replace(RunConfig(), algorithm="fedlada", beta1=0.8, lada_alpha=0.3, autocast="tf32",
-                              hparams={"x": [1, 2]}, bptt=20, eval_local=True, model_options={"lora_alpha": 8.0},
+    own = {"beta1": 0.8, "beta2": 0.99, "eps": 1e-8, "vhat_init": "v1", "lada_alpha": 0.3}   # lifted to the top
+    cfg = dataclasses.replace(RunConfig(), algorithm="fedlada", autocast="tf32",
+                              hparams={**own, "x": [1, 2]}, bptt=20, eval_local=True, model_options={"lora_alpha": 8.0},
                               color_jitter=0.5, progress=False, checkpoint_every=3, data_dir="d", state_device="host")
     want = {**DEFAULT, "algorithm": "fedlada", "beta1": 0.8, "beta2": 0.99, "eps": 1e-8, "vhat_init": "v1",
             "lada_alpha": 0.3, "autocast": "tf32", "hparams": {"x": [1, 2]}, "bptt": 20, "eval_local": True,
@@ -97,25 +99,28 @@ def test_a_value_json_cannot_encode_is_hashed_by_its_text():
 
 
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
-def test_unread_adaptive_fields_change_no_fingerprint_and_read_ones_do(algorithm):
-    """Validation refuses an unread non-default value; bypassed (a dataclass built directly), it still hides."""
-    base = dataclasses.replace(RunConfig(), algorithm=algorithm)
-    reference = base.fingerprint()
+def test_owned_adaptive_settings_sit_at_the_top_level_and_change_the_fingerprint(algorithm):
+    """The shared settings an algorithm has are its hyperparameters, lifted to the top level of the semantic dict
+    (their place while they were RunConfig fields, so earlier fingerprints hold); each changes the fingerprint."""
     others = {"beta1": 0.5, "beta2": 0.9, "eps": 1e-3, "vhat_init": "v3", "tracking_size": 1,
               "tracking_init": "warm", "lada_alpha": 0.9}
-    assert set(others) == set(ADAPTIVE_FIELDS)
-    reads = ALGORITHMS[algorithm].reads
-    for key, value in others.items():
-        changed = dataclasses.replace(base, **{key: value}).fingerprint()
-        assert (changed != reference) == (key in reads), (algorithm, key)
-    assert {k: v for k, v in base.semantic_dict().items() if k in ADAPTIVE_FIELDS} == {k: ADAM[k] for k in reads}
+    assert set(others) == set(ADAPTIVE_FIELDS) and ADAPTIVE_FIELDS == ADAM
+    reads = algorithm_reads(algorithm)
+    base = dataclasses.replace(RunConfig(), algorithm=algorithm, hparams={k: ADAM[k] for k in reads})
+    reference = base.fingerprint()
+    for key in reads:
+        changed = dataclasses.replace(base, hparams={**base.hparams, key: others[key]})
+        assert changed.fingerprint() != reference, (algorithm, key)
+    semantic = base.semantic_dict()
+    assert {k: v for k, v in semantic.items() if k in ADAPTIVE_FIELDS} == {k: ADAM[k] for k in reads}
+    assert "hparams" not in semantic                 # nothing else left in it: elided like any empty hparams
 
 
-def test_an_unregistered_algorithm_hides_no_adaptive_field():
-    assert algorithm_reads("no_such_algorithm") == ADAPTIVE_FIELDS
+def test_an_unregistered_algorithm_has_no_adaptive_setting_to_hide():
+    assert algorithm_reads("no_such_algorithm") == tuple(ADAPTIVE_FIELDS)
     assert algorithm_reads("fedadam_local") == ("beta1", "beta2", "eps")
     cfg = dataclasses.replace(RunConfig(), algorithm="no_such_algorithm")
-    assert cfg.semantic_dict() == {**DEFAULT, "algorithm": "no_such_algorithm", **ADAM}
+    assert cfg.semantic_dict() == {**DEFAULT, "algorithm": "no_such_algorithm"}
 
 
 def test_drop_unread_keeps_only_the_adaptive_fields_the_algorithm_reads():

@@ -13,7 +13,7 @@ import torch
 
 from fedlib.algorithms import ALGORITHMS, adam, tracking
 from fedlib.algorithms.base import RoundContext
-from fedlib.config import ConfigError, RunConfig
+from fedlib.config import ConfigError, RunConfig, drop_unread
 from fedlib.engine import Simulation, _merge_active
 
 ADAM_ALGS = ("localadam", "fedlada", "fadamet", "fadamgt")
@@ -51,9 +51,12 @@ class Quadratic:
 
 
 def make_cfg(**kw):
-    base = dict(n_clients=6, clients_per_round=4, lr=0.01, local_steps=3, dataset="lstsq", partition="natural")
+    """A configuration of `algorithm` (default: FAdamGT, whose hyperparameters are a superset of LocalAdam's and
+    FAdamET's, or FedLADA where its α is given); shared settings it does not have are dropped (drop_unread)."""
+    base = dict(algorithm="fedlada" if "lada_alpha" in kw else "fadamgt", n_clients=6, clients_per_round=4, lr=0.01,
+                local_steps=3, dataset="lstsq", partition="natural")
     base.update(kw)
-    return RunConfig.from_dict(base)
+    return RunConfig.from_dict(drop_unread(base))
 
 
 def play_round(spec, server, clients, cohort, steps, cfg, gen, problem, t=1):
@@ -145,7 +148,7 @@ def test_t3_et_tracking_is_mean_delta(wd_mode):
     checked = 0
     for (srv0, cl0), (srv1, cl1), traj, upload, ctx in random_rounds(
             ALGORITHMS["fadamet"], cfg, prob, 6, torch.zeros(5), steps_range=(1, 5)):
-        ds = deltas(traj, ctx, cfg.eps)
+        ds = deltas(traj, ctx, cfg.hp.eps)
         mean_delta = sum(torch.where(act[:, None], dlt, 0) for dlt, act in ds) / ctx.steps[:, None]
         y_new = cl1["y"][ctx.cohort]
         tr = upload["tracked"]
@@ -217,7 +220,7 @@ def test_t5_full_participation_cancellation_et():
     assert float(clients["y"].abs().sum()) > 0
     gen = torch.Generator().manual_seed(9)
     new_server, _, traj, _, ctx = play_round(spec, server, clients, torch.arange(5), [3] * 5, cfg, gen, prob)
-    sum_delta = sum(dlt for dlt, _ in deltas(traj, ctx, cfg.eps))        # Σ_k Δ_i, [n, d]
+    sum_delta = sum(dlt for dlt, _ in deltas(traj, ctx, cfg.hp.eps))        # Σ_k Δ_i, [n, d]
     expected = -cfg.server_lr * cfg.lr * sum_delta.mean(0)
     torch.testing.assert_close(new_server["x"] - server["x"], expected, rtol=1e-10, atol=1e-14)
 
@@ -277,7 +280,7 @@ def _optimum_problem():
 
 
 def _run_from_optimum(alg, prob, rounds=6, seed=0, **kw):
-    cfg = make_cfg(n_clients=4, clients_per_round=3, tracking_size=2, lr=0.01, **kw)
+    cfg = make_cfg(algorithm=alg, n_clients=4, clients_per_round=3, tracking_size=2, lr=0.01, **kw)
     spec = ALGORITHMS[alg]
     x_star = prob.x_star()
     server, clients = spec.init(x_star, 4, cfg)
@@ -327,7 +330,7 @@ def test_t8_moving_average_coefficient():
     g = torch.tensor([0.3, -2.0, 5.0], dtype=torch.float64)
     m = v = vhat = torch.zeros(3, dtype=torch.float64)
     for k in range(1, 30):
-        m, v, vhat = adam.moments(m, v, vhat, g, cfg.beta1, cfg.beta2)
+        m, v, vhat = adam.moments(m, v, vhat, g, cfg.hp.beta1, cfg.hp.beta2)
         c_k = 1 - beta1 ** k
         torch.testing.assert_close(m, c_k * g, rtol=1e-13, atol=0)
         assert ((1 - beta1) * beta1 <= c_k + 1e-15) and ((c_k <= beta1) == (k <= 21))
@@ -335,7 +338,7 @@ def test_t8_moving_average_coefficient():
 
 @pytest.mark.parametrize("alg", ADAM_ALGS)
 def test_t9_amsgrad_monotone_within_round(alg):
-    cfg = make_cfg(tracking_size=2)
+    cfg = make_cfg(algorithm=alg, tracking_size=2)
     prob = Quadratic.random(dtype=torch.float64, noise=2.0, seed=7)
     for _, _, traj, _, ctx in random_rounds(ALGORITHMS[alg], cfg, prob, 4, torch.zeros(5), steps_range=(4, 6)):
         for prev, cur in zip(traj, traj[1:]):
@@ -415,7 +418,7 @@ def test_decoupled_weight_decay_step():
     spec = ALGORITHMS["localadam"]
     server, clients = spec.init(x0, 1, cfg)
     local = spec.client_step(spec.client_begin(server, clients, ctx), const, server, ctx, 0)
-    delta = 0.1 * g / (torch.sqrt(0.01 * g * g) + cfg.eps)                   # moments see the raw g only
+    delta = 0.1 * g / (torch.sqrt(0.01 * g * g) + cfg.hp.eps)                   # moments see the raw g only
     torch.testing.assert_close(local["x"], x0 - cfg.lr * delta - cfg.lr * 0.5 * x0, rtol=1e-14, atol=0)
     coupled = cfg.replace(wd_mode="coupled")
     ctx.cfg = coupled
@@ -461,7 +464,7 @@ def test_fedlada_global_offset_and_second_moment():
         assert torch.equal(traj[0]["v"], srv0["v"].expand_as(traj[0]["v"]))      # clients start from v̄
         # the local step mixes α·Δ and (1−α)·g_α
         for k, (prev, cur) in enumerate(zip(traj, traj[1:])):
-            d = adam.direction(cur["m"], cur["vhat"], cfg.eps)
+            d = adam.direction(cur["m"], cur["vhat"], cfg.hp.eps)
             torch.testing.assert_close(cur["x"], prev["x"] - cfg.lr * (0.3 * d + 0.7 * srv0["g_alpha"]),
                                        rtol=1e-13, atol=1e-15)
 

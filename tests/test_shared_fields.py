@@ -1,7 +1,8 @@
 """Shared adaptive settings (config.ADAPTIVE_FIELDS: Adam's β1, β2, ε, the v̂ reading, the tracking subset and its
-init, FedLADA's α) belong to the algorithms that read them (AlgorithmSpec.reads). Each declaration is checked by
-running the algorithm: changing a field changes its numbers exactly when it is declared; the fingerprint carries
-exactly the declared fields; a non-default value of an undeclared one is refused in one line."""
+init, FedLADA's α) are hyperparameters of the algorithms that read them (fedlib/algorithms/adam.py, tracking.py,
+fedlada.py). Each ownership is checked by running the algorithm: changing a setting changes its numbers exactly when
+the algorithm has it; the fingerprint keeps exactly those, at the top level where they were RunConfig fields (so
+earlier records keep their keys); a non-default value for an algorithm without it is refused in one line."""
 import json
 import subprocess
 import sys
@@ -10,10 +11,10 @@ import pytest
 import torch
 from test_reference_algorithms import DATA
 
-import fedlib.config as C
 from fedlib.algorithms import ALGORITHMS
-from fedlib.config import ADAPTIVE_FIELDS, ConfigError, drop_unread
+from fedlib.config import ADAPTIVE_FIELDS, ConfigError, RunConfig, algorithm_reads, drop_unread
 from fedlib.engine import Simulation, resolve
+from fedlib.hparams import defaults_of
 from fedlib.reporting.grid import run_configs
 
 BASE = dict(dataset="lstsq", partition="natural", n_clients=6, clients_per_round=4, rounds=4, local_steps=2,
@@ -32,37 +33,50 @@ def _final_state(cfg: dict) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("algorithm", list(ALGORITHMS))
-def test_declared_reads_are_exactly_the_fields_that_change_the_numbers(algorithm, monkeypatch):
+def test_owned_settings_are_exactly_the_ones_that_change_the_numbers(algorithm):
     base = {**BASE, "algorithm": algorithm, **OWN.get(algorithm, {})}
     reference = _final_state(base)
+    owned = algorithm_reads(algorithm)
     changes = {key: any(not torch.equal(_final_state({**base, key: v}), reference) for v in values)
-               for key, values in CHANGED.items() if key in ALGORITHMS[algorithm].reads}
-    assert all(changes.values()), f"{algorithm} declares fields its numbers ignore: {changes}"
-    for key in set(CHANGED) - set(ALGORITHMS[algorithm].reads):    # undeclared: refused ...
+               for key, values in CHANGED.items() if key in owned}
+    assert all(changes.values()), f"{algorithm} has settings its numbers ignore: {changes}"
+    for key in set(CHANGED) - set(owned):                 # not its own: a changed value is refused in one line
         with pytest.raises(ConfigError, match=f"^{key}=.* is not read by algorithm={algorithm}; it is a setting of"):
             resolve({**base, key: CHANGED[key][0]})
-    with monkeypatch.context() as m:                                    # ... and, let through, changes nothing
-        m.setattr(C, "_unread_adaptive", lambda cfg, algorithms: None)
-        for key in set(CHANGED) - set(ALGORITHMS[algorithm].reads):
-            for value in CHANGED[key]:
-                assert torch.equal(_final_state({**base, key: value}), reference), (algorithm, key, value)
 
 
-def test_reads_are_adaptive_fields_and_the_families_agree():
+def test_owners_share_one_default_and_the_families_agree():
     for name, spec in ALGORITHMS.items():
-        assert set(spec.reads) <= set(ADAPTIVE_FIELDS), name
-    assert ALGORITHMS["fedavg"].reads == () and ALGORITHMS["fafed"].reads == ()
-    assert set(ALGORITHMS["fadamgt"].reads) == set(ALGORITHMS["fadamet"].reads) >= {"tracking_size", "vhat_init"}
-    assert "lada_alpha" in ALGORITHMS["fedlada"].reads and "tracking_size" not in ALGORITHMS["fedlada"].reads
+        defaults = defaults_of(spec.hparams)
+        for key in algorithm_reads(name):
+            assert defaults[key] == ADAPTIVE_FIELDS[key], (name, key)
+    assert algorithm_reads("fedavg") == () and algorithm_reads("fafed") == ()
+    assert set(algorithm_reads("fadamgt")) == set(algorithm_reads("fadamet")) >= {"tracking_size", "vhat_init"}
+    assert "lada_alpha" in algorithm_reads("fedlada") and "tracking_size" not in algorithm_reads("fedlada")
 
 
-def test_the_fingerprint_carries_exactly_the_adaptive_fields_read():
-    """So editing an Adam-family default cannot change FedAvg's fingerprint (nor its cached runs)."""
-    for name, spec in ALGORITHMS.items():
+def test_the_fingerprint_carries_exactly_the_adaptive_settings_owned_at_the_top_level():
+    """So editing an Adam-family default cannot change FedAvg's fingerprint (nor its cached runs), and the records
+    written while these were RunConfig fields keep their fingerprints."""
+    for name in ALGORITHMS:
         semantic = resolve({"algorithm": name, "dataset": "digits", "device": "cpu"}).semantic_dict()
-        assert set(ADAPTIVE_FIELDS) & set(semantic) == set(spec.reads), name
+        assert set(ADAPTIVE_FIELDS) & set(semantic) == set(algorithm_reads(name)), name
+        assert not set(ADAPTIVE_FIELDS) & set(semantic.get("hparams", {})), name
     fadamgt = {"algorithm": "fadamgt", "dataset": "digits", "device": "cpu"}
     assert resolve({**fadamgt, "beta1": 0.8}).fingerprint() != resolve(fadamgt).fingerprint()
+    assert resolve(fadamgt).hparams["beta2"] == 0.99 and resolve(fadamgt).semantic_dict()["beta2"] == 0.99
+
+
+def test_a_record_written_while_they_were_fields_still_reads():
+    """An old record's config carries every shared setting at its default, for every algorithm: accepted; a value
+    other than the default for an algorithm without it is refused, as it was."""
+    old = {"algorithm": "fedavg", "dataset": "digits", **ADAPTIVE_FIELDS}
+    assert RunConfig.from_dict(old).hparams == {}
+    assert RunConfig.from_dict({**old, "beta1": "0.9", "tracking_size": "null"}).hparams == {}   # CLI strings
+    with pytest.raises(ConfigError, match="^beta1=0.5 is not read by algorithm=fedavg; it is a setting of localadam"):
+        RunConfig.from_dict({**old, "beta1": 0.5})
+    gt = RunConfig.from_dict({**old, "algorithm": "fadamgt", "beta1": 0.5})
+    assert gt.hparams["beta1"] == 0.5 and "lada_alpha" not in gt.hparams
 
 
 def test_a_shared_block_gives_each_algorithm_only_what_it_reads():
@@ -88,4 +102,4 @@ def test_fedlib_config_lists_adaptive_settings_only_where_read():
     fedavg = listed("algorithm=fedavg")
     assert not set(ADAPTIVE_FIELDS) & set(fedavg["shared"]) and fedavg["adaptive"] == {}
     fadamgt = listed("algorithm=fadamgt")["adaptive"]
-    assert set(fadamgt) == set(ALGORITHMS["fadamgt"].reads) and fadamgt["beta2"]["default"] == 0.99
+    assert set(fadamgt) == set(algorithm_reads("fadamgt")) and fadamgt["beta2"]["default"] == 0.99

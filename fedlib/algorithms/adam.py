@@ -12,7 +12,7 @@ functions, so a change here changes all four the same way.
 
 All functions work on any shape; the federated callers pass cohort tensors [C, d].
 
-Round bookkeeping of v̂ (A1 in docs/papers/fadamgt.md, `cfg.vhat_init`):
+Round bookkeeping of v̂ (A1 in docs/papers/fadamgt.md, the hyperparameter `vhat_init`):
   v1  v̂^(t,1) = v_i^(t)                 the max restarts each round from the persisted v     (recommended)
   v2  v̂_i persisted per client across rounds (its own [n, d] state, initialised to 0)
   v3  v̂^(t,1) = 0
@@ -20,16 +20,31 @@ Round bookkeeping of v̂ (A1 in docs/papers/fadamgt.md, `cfg.vhat_init`):
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
 
 from fedlib import elementwise
-from fedlib.errors import ConfigError
+from fedlib.hparams import hp, in_range, one_of, positive
 
 LR_DEFAULT = 0.001          # paper §2.1: η_l = 0.001 for every Adam-based method
-MOMENTS = ("beta1", "beta2", "eps")                     # AlgorithmSpec.reads of every local-Adam method
-PAPER_ADAM = (*MOMENTS, "vhat_init")                    # + the v̂ reading of the parameter-tracking paper (A1)
 VHAT_MODES = ("v1", "v2", "v3", "v4")
+
+
+@dataclass(frozen=True)
+class AdamHParams:
+    """Adam's moment settings: the hyperparameters of every local-Adam method (their own classes extend it)."""
+    beta1: float = hp(0.9, in_range(0.0, 1.0, hi_open=True), "β1, the first moment's EMA weight")
+    beta2: float = hp(0.99, in_range(0.0, 1.0, hi_open=True), "β2, the second moment's EMA weight")
+    eps: float = hp(1e-8, positive, "ε, added outside the square root")
+
+
+@dataclass(frozen=True)
+class PaperAdamHParams(AdamHParams):
+    """+ the v̂ reading of the parameter-tracking paper (A1): LocalAdam, FedLADA, FAdamET/GT."""
+    vhat_init: str = hp("v1", one_of(*VHAT_MODES), "v̂ at a round's start: v1, v2, v3 or v4 (A1 in "
+                                                   "docs/papers/fadamgt.md)")
 
 
 def config_of(arg):
@@ -55,8 +70,9 @@ def direction(m: Tensor, vhat: Tensor, eps: float) -> Tensor:
 
 def adam_update(m: Tensor, v: Tensor, vhat: Tensor, g: Tensor, cfg) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """One full primitive step with cfg's β1, β2, ε. Returns (m⁺, v⁺, v̂⁺, Δ)."""
-    m, v, vhat = moments(m, v, vhat, g, cfg.beta1, cfg.beta2)
-    return m, v, vhat, direction(m, vhat, cfg.eps)
+    h = cfg.hp
+    m, v, vhat = moments(m, v, vhat, g, h.beta1, h.beta2)
+    return m, v, vhat, direction(m, vhat, h.eps)
 
 
 # ---- weight decay (A8) ---------------------------------------------------------------------
@@ -79,10 +95,7 @@ def apply_step(x: Tensor, step_dir: Tensor, lr: float, cfg) -> Tensor:
 # ---- v̂ round bookkeeping (A1) --------------------------------------------------------------
 
 def _mode(cfg) -> str:
-    mode = getattr(cfg, "vhat_init", "v1")
-    if mode not in VHAT_MODES:
-        raise ConfigError(f"vhat_init={mode!r} is not known; allowed: {', '.join(VHAT_MODES)}")
-    return mode
+    return cfg.hp.vhat_init
 
 
 def init_client_moments(n: int, x0: Tensor, cfg) -> dict[str, Tensor]:

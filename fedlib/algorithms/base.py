@@ -89,10 +89,9 @@ class AlgorithmSpec:
     # bits one participating client exchanges in round t: (cfg, d, t) -> {"up": bits, "down": bits}. Omit it when
     # every vector is a dense float32 d-vector: the engine then counts comm_vectors(cfg) · d · 32 in total.
     round_bits: Callable | None = None
-    # the shared adaptive RunConfig fields this algorithm reads (config.ADAPTIVE_FIELDS: Adam's β1, β2, ε, the v̂
-    # reading, the tracking subset, FedLADA's α); only these enter its fingerprint, and setting any other one to a
-    # non-default value is refused (tests/test_shared_fields.py checks each declaration by running the algorithm)
-    reads: tuple[str, ...] = ()
+    # (cfg) -> None: refuses (ConfigError) a combination of its hyperparameters with the run's fields that no single
+    # hyperparameter's rule can see (e.g. FAdamET/GT's tracking subset larger than the cohort); called by validate
+    check: Callable | None = None
 
 
 #: The registry, name -> spec: declared here beside the spec (so RoundContext reads it without importing its own

@@ -33,7 +33,7 @@ def _at_least_two(name, v):
 
 
 @dataclass(frozen=True)
-class EfficientAdamHParams:
+class EfficientAdamHParams(adam.AdamHParams):
     quantizer: str = hp("sign", one_of("sign", "stochastic"),
                         "sign: scaled sign (d + 32 bits); stochastic: unbiased quant_bits-bit uniform quantiser")
     quant_bits: int = hp(4, _at_least_two, "bits per coordinate of the stochastic quantiser (ignored for sign)")
@@ -83,4 +83,4 @@ SPECS = (AlgorithmSpec(
     "efficient_adam", "Efficient Adam (FL): local Adam with per-device moments, two-way quantised model updates "
     "with worker and server error feedback (quantizer sign / stochastic)",
     init, client_begin, client_step, client_end, server_update, comm_vectors, lr_default=base.LR_DEFAULT,
-    hparams=EfficientAdamHParams, round_bits=round_bits, reads=adam.MOMENTS),)
+    hparams=EfficientAdamHParams, round_bits=round_bits),)

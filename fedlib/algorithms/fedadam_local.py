@@ -49,8 +49,9 @@ def adam_step(local: dict, grad_fn, ctx) -> dict:
     x = local["x"]
     _, grad = grad_fn(x)
     g = adam.coupled_grad(grad, x, cfg)
-    m, v = moments(local["m"], local["v"], g, cfg.beta1, cfg.beta2)
-    return {**local, "x": adam.apply_step(x, direction(m, v, cfg.eps), ctx.lr, cfg), "m": m, "v": v}
+    h = ctx.hp
+    m, v = moments(local["m"], local["v"], g, h.beta1, h.beta2)
+    return {**local, "x": adam.apply_step(x, direction(m, v, h.eps), ctx.lr, cfg), "m": m, "v": v}
 
 
 # ---- the round -----------------------------------------------------------------------------------------------------
@@ -100,6 +101,6 @@ FEDADAM_LOCAL = AlgorithmSpec(
     "fedadam_local", "FedAdam of the FedAdam-SSM paper (Alg. 1): local Adam (eps inside sqrt, no bias correction) "
     "from the shared W, M, V; dense FedAvg of the three updates (3dq bits up)",
     init, client_begin, client_step, client_end, server_update, comm_vectors, lr_default=LR_DEFAULT,
-    round_bits=round_bits, reads=adam.MOMENTS)
+    hparams=adam.AdamHParams, round_bits=round_bits)
 
 SPECS = (FEDADAM_LOCAL,)

@@ -46,7 +46,7 @@ Masks = tuple[Tensor, Tensor, Tensor]
 
 
 @dataclass(frozen=True)
-class SparseHParams:
+class SparseHParams(adam.AdamHParams):
     keep_ratio: float = hp(0.05, in_range(0.0, 1.0, lo_open=True),
                            "α = k/d, the paper's sparsification ratio: the fraction of coordinates KEPT (0.05)")
     log2_mode: str = hp("exact", one_of("exact", "ceil"), "index cost log2(d) in the bit count: exact or ceil (A10)")
@@ -132,7 +132,7 @@ def comm_vectors(cfg) -> float:
 SPECS = tuple(         # module-level code, not a factory function: mutmut mutates only code that runs after import
     AlgorithmSpec(name, description, base.init, base.client_begin, base.client_step, partial(client_end, select),
                   base.server_update, comm_vectors, lr_default=base.LR_DEFAULT, hparams=hparams,
-                  round_bits=partial(round_bits, masks), reads=adam.MOMENTS)
+                  round_bits=partial(round_bits, masks))
     for name, description, select, masks, hparams in (
         ("fedadam_ssm", "FedAdam-SSM (Alg. 2): local Adam, one shared top-k mask of |ΔW| sparsifies ΔW, ΔM, ΔV",
          ssm_mask, 1, SparseHParams),

@@ -1,6 +1,6 @@
 """LocalAdam (docs/papers/fadamgt.md §1.7, reading L1): FedAvg with the paper's local Adam primitive.
 
-Per round, every cohort client starts at x^(t) with m = 0 and its own persisted v_i (v̂ per `cfg.vhat_init`, A1),
+Per round, every cohort client starts at x^(t) with m = 0 and its own persisted v_i (v̂ per `vhat_init`, A1),
 takes K_i steps x ← x − η_l·Δ with Δ = m/(sqrt(v̂)+ε) (AMSGrad max, no bias correction), uploads x_i − x^(t) and
 keeps v_i (v_i is never communicated: 2 vectors per round, x↓ and Δx↑). Server: x ← x + η_g·Σ_c w_c (x_c − x).
 This is exactly FAdamET/FAdamGT with tracking removed (test T6).
@@ -54,7 +54,8 @@ LOCALADAM = AlgorithmSpec(
     description="LocalAdam (L1): FedAvg with the paper's local Adam (m reset per round, v_i persisted, "
                 "AMSGrad max, no bias correction)",
     init=init, client_begin=client_begin, client_step=client_step, client_end=client_end,
-    server_update=server_update, comm_vectors=comm_vectors, lr_default=adam.LR_DEFAULT, reads=adam.PAPER_ADAM,
+    server_update=server_update, comm_vectors=comm_vectors, lr_default=adam.LR_DEFAULT,
+    hparams=adam.PaperAdamHParams,
 )
 
 SPECS = (LOCALADAM,)

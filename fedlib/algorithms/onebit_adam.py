@@ -42,7 +42,7 @@ def _count_or_none(name, v):
 
 
 @dataclass(frozen=True)
-class OneBitHParams:
+class OneBitHParams(adam.AdamHParams):
     warmup_frac: float = hp(0.2, in_range(0.0, 1.0), "fraction of the rounds run as dense FedAdam warm-up (T_w)")
     warmup_rounds: int | None = hp(None, _count_or_none,
                                    "T_w itself (dense warm-up rounds, >= 0); null: floor(warmup_frac · rounds)")
@@ -82,10 +82,10 @@ def client_step(local, grad_fn, server, ctx, k):
     x = local["x"]
     _, grad = grad_fn(x)
     g = adam.coupled_grad(grad, x, cfg)
-    m = cfg.beta1 * local["m"] + (1.0 - cfg.beta1) * g
+    m = ctx.hp.beta1 * local["m"] + (1.0 - ctx.hp.beta1) * g
     if variant == "1B-1":
         return {**local, "m": m}                                  # the model moves on the server
-    step = base.direction(m, server["v"], cfg.eps)               # frozen V_f
+    step = base.direction(m, server["v"], ctx.hp.eps)            # frozen V_f
     return {**local, "x": adam.apply_step(x, step, ctx.lr, cfg), "m": m}
 
 
@@ -105,7 +105,7 @@ def client_end(local, server, clients, ctx):
 def server_update(server, upload, ctx):
     if in_warmup(ctx):
         return base.server_update(server, upload, ctx)
-    variant, cfg = ctx.hp.onebit_variant, ctx.cfg
+    variant = ctx.hp.onebit_variant
     new = dict(server)
     m_out, new["em"] = error_feedback(weighted_mean(upload["dm"], ctx.weights), server["em"], scaled_sign)
     if variant == "1B-L":
@@ -119,7 +119,7 @@ def server_update(server, upload, ctx):
     else:                                                         # 1B-Lm
         new["m"] = server["m"] + m_out
         scale = ctx.lr * ctx.max_steps
-    new["x"] = server["x"] - scale * base.direction(new["m"], server["v"], cfg.eps)
+    new["x"] = server["x"] - scale * base.direction(new["m"], server["v"], ctx.hp.eps)
     return new
 
 
@@ -138,4 +138,4 @@ SPECS = (AlgorithmSpec(
     "onebit_adam", "1-bit Adam (FL): dense FedAdam warm-up, then frozen V and error-compensated scaled-sign "
     "uploads (onebit_variant 1B-L / 1B-1 / 1B-Lm)",
     init, client_begin, client_step, client_end, server_update, comm_vectors, lr_default=base.LR_DEFAULT,
-    hparams=OneBitHParams, round_bits=round_bits, reads=adam.MOMENTS),)
+    hparams=OneBitHParams, round_bits=round_bits),)

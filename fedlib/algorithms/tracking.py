@@ -1,7 +1,7 @@
 """FAdamET and FAdamGT: federated Adam with parameter tracking (docs/papers/fadamgt.md §1.2–1.5, Algorithm 1).
 
 Shared skeleton (state for ALL n clients: y_i and v_i [n, d]; server: x, y):
-  round t:  S^t (engine), Y^t ⊆ S^t uniform without replacement, |Y^t| = min(cfg.Y, |S^t|), from ctx.generator
+  round t:  S^t (engine), Y^t ⊆ S^t uniform without replacement, |Y^t| = min(Y, |S^t|), from ctx.generator
   every i ∈ S^t starts at x^(t) with m = 0, v = v_i, v̂ per A1, and a constant correction y^(t) − y_i^(t)
     ET  (estimate tracking): moments see the raw g; x ← x − η_l (Δ + y − y_i)                (lines 11, 17)
     GT  (gradient tracking): ĝ = g + y − y_i feeds BOTH moments; x ← x − η_l Δ               (lines 12, 18)
@@ -18,6 +18,7 @@ Communication per participating client per round: x↓, y↓, Δx↑ from all of
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 import torch
@@ -25,8 +26,40 @@ import torch
 from fedlib.algorithms import adam
 from fedlib.algorithms.base import AlgorithmSpec, server_model_step, weighted_mean
 from fedlib.errors import ConfigError
+from fedlib.hparams import hp, one_of
 
 TRACKING_INITS = ("zeros",)
+
+
+def _size_or_none(name: str, v) -> None:
+    if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+        raise ConfigError(f"{name}={v!r} must be a whole number >= 0, or null for S // 2")
+
+
+@dataclass(frozen=True)
+class TrackingHParams(adam.PaperAdamHParams):
+    tracking_size: int | None = hp(None, _size_or_none, "Y, the clients of S^t that update their tracking term "
+                                                        "(0 <= Y <= S); null: S // 2 (the paper's Table 1)")
+    tracking_init: str = hp("zeros", one_of("zeros", "warm"), "y_i at round 1 (A3): zeros; warm is the paper's "
+                                                              "other option, which cannot run (it is refused)")
+
+
+def subset_size(cfg) -> int:
+    """Y: the tracking subset's size (S // 2 unless tracking_size is set). A configuration of another algorithm
+    (communication tables price several methods from one run's S) has no tracking_size: S // 2, the paper's."""
+    size = getattr(cfg.hp, "tracking_size", None)
+    return cfg.clients_per_round // 2 if size is None else size
+
+
+def check(cfg) -> None:
+    """What the hyperparameters cannot check alone: Y within the cohort size, and no warm start (A3)."""
+    size = cfg.hp.tracking_size
+    if size is not None and size > cfg.clients_per_round:
+        raise ConfigError(f"tracking_size={size} is out of range; allowed: 0 <= tracking_size <= clients_per_round "
+                          f"({cfg.clients_per_round})")
+    if cfg.hp.tracking_init == "warm":
+        raise ConfigError("tracking_init=warm needs every client's gradient at x^(1) before round 1, which the "
+                          "paper does not define (A3 in docs/papers/fadamgt.md); allowed: zeros")
 
 
 def tracking_factor(ctx) -> float:
@@ -35,8 +68,8 @@ def tracking_factor(ctx) -> float:
 
 
 def tracking_count(ctx) -> int:
-    """|Y^t| = min(cfg.Y, |S^t|) (S^t can be smaller than S under Bernoulli participation)."""
-    return max(0, min(int(ctx.cfg.Y), ctx.size))
+    """|Y^t| = min(Y, |S^t|) (S^t can be smaller than S under Bernoulli participation)."""
+    return max(0, min(subset_size(ctx.cfg), ctx.size))
 
 
 def sample_tracking_subset(ctx, device) -> torch.Tensor:
@@ -56,7 +89,7 @@ def sample_tracking_subset(ctx, device) -> torch.Tensor:
 
 def init(kind, x0, n, cfg):
     cfg = adam.config_of(cfg)
-    init_mode = getattr(cfg, "tracking_init", "zeros")
+    init_mode = cfg.hp.tracking_init
     if init_mode not in TRACKING_INITS:
         raise ConfigError(
             f"tracking_init={init_mode!r} is not supported by fadam{kind}: a warm start needs every client's "
@@ -123,7 +156,7 @@ def tracking_vectors(Y: int, S: int) -> float:
 
 
 def comm_vectors(cfg) -> float:
-    return tracking_vectors(cfg.Y, cfg.clients_per_round)
+    return tracking_vectors(subset_size(cfg), cfg.clients_per_round)
 
 
 FADAMET, FADAMGT = (   # module-level code, not a factory function: see the note above
@@ -133,7 +166,7 @@ FADAMET, FADAMGT = (   # module-level code, not a factory function: see the note
                     f"3 + Y/S vectors/round)",
         init=partial(init, kind), client_begin=partial(client_begin, kind), client_step=partial(client_step, kind),
         client_end=partial(client_end, kind), server_update=server_update, comm_vectors=comm_vectors,
-        lr_default=adam.LR_DEFAULT, reads=(*adam.PAPER_ADAM, "tracking_size", "tracking_init"))
+        lr_default=adam.LR_DEFAULT, hparams=TrackingHParams, check=check)
     for kind, noun, where in (("et", "estimate", "Adam direction, after the moments"),
                               ("gt", "gradient", "raw gradient, before both moments")))
 SPECS = (FADAMET, FADAMGT)

@@ -65,8 +65,8 @@ def timing_sim(cfg: RunConfig, data, clients: int | None = None, steps: int | No
         changes["participation"] = "uniform"       # Bernoulli would time a random cohort size, scaled as if S
         if cfg.local_epochs is None:     # only the cohort's rows are touched in a round: fewer clients, same time
             changes["n_clients"] = min(cfg.n_clients, max(changes["clients_per_round"], CPU_TIMED_POPULATION))
-        if cfg.tracking_size is not None:
-            changes["tracking_size"] = min(cfg.tracking_size, changes["clients_per_round"])
+        if cfg.hparams.get("tracking_size") is not None:      # FAdamET/GT's Y fits the smaller cohort
+            changes["tracking_size"] = min(cfg.hparams["tracking_size"], changes["clients_per_round"])
     if steps is not None and cfg.local_epochs is None:
         changes["local_steps"] = min(cfg.local_steps, steps)
     holder = []

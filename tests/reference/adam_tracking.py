@@ -25,7 +25,7 @@ class LocalAdam(Reference):
 
     @property
     def mode(self) -> str:
-        return self.cfg["vhat_init"]
+        return self.hp["vhat_init"]
 
     # ---- the primitive
     def raw_gradient(self, r, row, k, xi):
@@ -35,11 +35,11 @@ class LocalAdam(Reference):
         return g
 
     def adam(self, s: dict, g: np.ndarray) -> np.ndarray:
-        b1, b2 = self.cfg["beta1"], self.cfg["beta2"]
+        b1, b2 = self.hp["beta1"], self.hp["beta2"]
         s["m"] = b1 * s["m"] + (1 - b1) * g
         s["v"] = b2 * s["v"] + (1 - b2) * g * g
         s["vhat"] = np.maximum(s["vhat"], s["v"])
-        return s["m"] / (np.sqrt(s["vhat"]) + self.cfg["eps"])
+        return s["m"] / (np.sqrt(s["vhat"]) + self.hp["eps"])
 
     def move(self, xi, direction, lr):
         new = xi - lr * direction
@@ -88,7 +88,7 @@ class FedLADA(LocalAdam):
         self.clients = {"vhat": self.zeros_n()} if self.mode == "v2" else {}
 
     def round(self, r):
-        a = self.cfg["lada_alpha"]
+        a = self.hp["lada_alpha"]
         x = self.server["x"]
         finals, vs = [], []
         for row in range(r.C):
@@ -122,7 +122,7 @@ class Tracking(LocalAdam):
 
     @property
     def Y(self) -> int:
-        size = self.cfg["tracking_size"]
+        size = self.hp["tracking_size"]
         return self.cfg["clients_per_round"] // 2 if size is None else size
 
     def round_bits(self, d, t):

@@ -39,7 +39,7 @@ class FedAdamLocal(Reference):
         return new
 
     def adam_steps(self, r, row, w, m, v):
-        b1, b2, eps = self.cfg["beta1"], self.cfg["beta2"], self.cfg["eps"]
+        b1, b2, eps = self.hp["beta1"], self.hp["beta2"], self.hp["eps"]
         for k in range(r.K[row]):
             g = self.gradient(r, row, k, w)
             m = b1 * m + (1 - b1) * g
@@ -210,7 +210,7 @@ class OneBitAdam(FedAdamLocal):
         if self.warmup(r.t):
             return super().round(r)
         variant = self.hp["onebit_variant"]
-        b1, eps = self.cfg["beta1"], self.cfg["eps"]
+        b1, eps = self.hp["beta1"], self.hp["eps"]
         W, M, Vf = self.server["x"], self.server["m"], self.server["v"]
         finals, sent_w, sent_m = [], [], []
         for row, i in enumerate(r.cohort):

@@ -180,6 +180,20 @@ def with_sensitivity(claims: list[C.Claim], at: Callable[[float], list[C.Claim]]
 
 
 # ---------------------------------------------------------------------------------------------- settings tables
+def shared(cfg, key: str):
+    """A shared adaptive setting (config.ADAPTIVE_FIELDS) of a resolved configuration: its algorithm's value, or
+    the default where its algorithm has none (a page's settings table describes a block of several algorithms)."""
+    from fedlib.config import ADAPTIVE_FIELDS
+
+    return cfg.hparams.get(key, ADAPTIVE_FIELDS[key])
+
+
+def subset_size(cfg) -> int:
+    """Y, the tracking subset: S // 2 unless tracking_size is set (fedlib/algorithms/tracking.py)."""
+    size = shared(cfg, "tracking_size")
+    return cfg.clients_per_round // 2 if size is None else size
+
+
 def _fmt(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
@@ -201,16 +215,17 @@ def settings_rows(settings: Mapping[str, Any], paper: Mapping[str, Any], rows: S
     out = [
         ("clients n", paper.get("n_clients"), cfg.n_clients),
         ("clients per round S", paper.get("clients_per_round"), cfg.clients_per_round),
-        ("tracking subset Y", paper.get("tracking_size"), cfg.Y),
+        ("tracking subset Y", paper.get("tracking_size"), subset_size(cfg)),
         ("local work per round", paper.get("local_work"),
          f"K = {cfg.local_steps} steps" if cfg.local_epochs is None else f"{cfg.local_epochs:g} epoch(s)"),
         ("batch size", paper.get("batch_size"), cfg.batch_size),
         ("partition", paper.get("partition"), f"{cfg.partition}, α = {_fmt(cfg.alpha)}"),
         ("η_l", paper.get("lr"), here_lr or "per row (below)"),
         ("η_g", paper.get("server_lr"), _fmt(cfg.server_lr)),
-        ("Adam β1, β2, ε", paper.get("adam"), f"({_fmt(cfg.beta1)}, {_fmt(cfg.beta2)}), {_fmt(cfg.eps)}"),
+        ("Adam β1, β2, ε", paper.get("adam"),
+         f"({_fmt(shared(cfg, 'beta1'))}, {_fmt(shared(cfg, 'beta2'))}), {_fmt(shared(cfg, 'eps'))}"),
         ("weight decay", paper.get("weight_decay"), f"{_fmt(cfg.weight_decay)} ({cfg.wd_mode})"),
-        ("FedLADA α", paper.get("lada_alpha"), _fmt(cfg.lada_alpha)),
+        ("FedLADA α", paper.get("lada_alpha"), _fmt(shared(cfg, "lada_alpha"))),
         ("evaluation", paper.get("eval"), f"global test accuracy every {cfg.eval_every} round(s)"),
         ("trials / seeds", paper.get("trials"), f"{len(settings['seeds'])} ({' '.join(map(str, settings['seeds']))})"),
     ]

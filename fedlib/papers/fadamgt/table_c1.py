@@ -19,9 +19,11 @@ from fedlib.papers.fadamgt.common import (
     header,
     settings_lines,
     settings_table,
+    shared,
     short_stand_ins,
     stand_ins,
     step,
+    subset_size,
 )
 from fedlib.reporting import report as R
 from fedlib.reporting import schema
@@ -96,9 +98,10 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                        "trainable": share["trainable"], "frozen": share["frozen"],
                        "lora_over_frozen_pct": round(100 * share["lora"] / share["frozen"], 3),
                        "trainable_over_frozen_pct": round(100 * share["trainable_over_frozen"], 3),
-                       "batch_size": cfg.batch_size, "local_epochs": cfg.local_epochs, "Y": cfg.Y,
-                       "partition": f"{cfg.partition} α={cfg.alpha}", "betas": f"({cfg.beta1}, {cfg.beta2})",
-                       "eps": cfg.eps, "weight_decay": cfg.weight_decay})
+                       "batch_size": cfg.batch_size, "local_epochs": cfg.local_epochs, "Y": subset_size(cfg),
+                       "partition": f"{cfg.partition} α={cfg.alpha}",
+                       "betas": f"({shared(cfg, 'beta1')}, {shared(cfg, 'beta2')})",
+                       "eps": shared(cfg, "eps"), "weight_decay": cfg.weight_decay})
     from fedlib.models.gpt2_lora import paper_state_size
 
     small = paper_state_size(num_labels=2)           # GPT-2 small, r = 16 on the four projections, shape only
