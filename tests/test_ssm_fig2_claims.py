@@ -41,10 +41,12 @@ def summary(moving=None) -> pd.DataFrame:
 
 
 def record(dist: str, seed: int, accs, bits=MBIT) -> dict:
+    """A labelled FedAdam-SSM record (as Notebook.runs hands it to the build) of BLOCK's one row."""
     return {"config": {"algorithm": "fedadam_ssm", "seed": seed, "dataset": "digits", "model": "linear",
                        "partition": BLOCK["distributions"][dist]["partition"]},
             "rounds": [{"round": i, "test_acc": a, "uplink_bits": i * bits} for i, a in enumerate(accs, 1)],
-            "fingerprint": f"{dist}-{seed}"}
+            "fingerprint": f"{dist}-{seed}",
+            "labels": {"row": BLOCK["rows"][0], "dist": dist, "algorithm": "fedadam_ssm", "seed": seed, "variant": ""}}
 
 
 def records(iid_hit=3, noniid_hit=6, iid_level=0.9, noniid_level=0.8, n=30) -> list[dict]:
