@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -126,6 +127,7 @@ class RunConfig:
                     default = ADAPTIVE_FIELDS[key]
                     if _same(raw, default):
                         continue    # at its default: a record written while it was a RunConfig field carries it
+                    build(_algorithms()[owners[0]].hparams, {key: raw}, owners[0])   # a bad value named as such
                     raise ConfigError(f"{key}={_typed(raw, default)!r} is not read by algorithm={algorithm}; it is a "
                                       f"setting of {', '.join(owners)}; allowed: leave {key} unset (default "
                                       f"{default!r})")
@@ -341,6 +343,13 @@ def drop_unread(values: dict[str, Any]) -> dict[str, Any]:
     algorithms, e.g. a `run:` block that sets FAdamGT's tracking_size beside FedAvg)."""
     reads = algorithm_reads(values.get("algorithm", RunConfig.algorithm))
     return {k: v for k, v in values.items() if k not in ADAPTIVE_FIELDS or k in reads}
+
+
+def adaptive_setting(config: Mapping[str, Any], key: str) -> Any:
+    """A shared adaptive setting of a run's config dict: its algorithm's hyperparameter, the top-level field of a
+    record written before 2026-12-05, else the default (an algorithm without it ran as if at the default)."""
+    own = config.get("hparams") or {}
+    return own[key] if key in own else config.get(key, ADAPTIVE_FIELDS[key])
 
 
 def _typed(raw: Any, default: Any) -> Any:

@@ -118,8 +118,9 @@ def test_paper_profile_of_each_dataset_resolves_offline(row, monkeypatch):
     for c in cfgs:
         assert (c.lr, c.server_lr, c.target_acc) == (want["lr"], want["server_lr"], want["target_acc"])
         assert c.dataset == row and c.model == "gpt2_lora" and c.clients_per_round == 10
-        assert c.Y == 10 if c.algorithm in ("fadamet", "fadamgt") else c.tracking_size is None   # Y = S (§6.3)
-        assert (c.n_clients, c.local_epochs, c.alpha, c.beta1, c.beta2, c.eps, c.weight_decay) == (
+        if c.algorithm in ("fadamet", "fadamgt"):
+            assert c.hp.tracking_size == 10                                 # Y = S (§6.3)
+        assert (c.n_clients, c.local_epochs, c.alpha, c.hp.beta1, c.hp.beta2, c.hp.eps, c.weight_decay) == (
             100, 1.0, 0.1, 0.9, 0.99, 1e-8, 1e-8)
         assert c.model_options["lora_targets"] == ["c_attn", "c_proj", "c_fc"] and c.model_options["lora_rank"] == 16
     share = paper_state_size(2 if row != "20newsgroups" else 20)

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from fedlib.config import adaptive_setting
+
 COST_COLUMNS = ["rounds", "comm"]
 
 
@@ -36,8 +38,8 @@ def run_frame(records: Iterable[dict], extra: Sequence[str] = ()) -> pd.DataFram
         row = {
             "algorithm": cfg["algorithm"], "dataset": cfg["dataset"], "model": rec["model"]["name"],
             "seed": cfg["seed"], "n_clients": cfg["n_clients"], "clients_per_round": cfg["clients_per_round"],
-            "tracking_size": cfg["tracking_size"] if cfg["tracking_size"] is not None
-            else cfg["clients_per_round"] // 2,
+            "tracking_size": (adaptive_setting(cfg, "tracking_size") if adaptive_setting(cfg, "tracking_size")
+                              is not None else cfg["clients_per_round"] // 2),
             "local_steps": cfg["local_steps"], "alpha": cfg["alpha"], "target_acc": cfg["target_acc"],
             "cap": cfg["rounds"], "vectors_per_round": rec["comm"]["vectors_per_round"],
             "status": s["status"], "reached": rtt is not None,

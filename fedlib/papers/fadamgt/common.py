@@ -183,9 +183,9 @@ def with_sensitivity(claims: list[C.Claim], at: Callable[[float], list[C.Claim]]
 def shared(cfg, key: str):
     """A shared adaptive setting (config.ADAPTIVE_FIELDS) of a resolved configuration: its algorithm's value, or
     the default where its algorithm has none (a page's settings table describes a block of several algorithms)."""
-    from fedlib.config import ADAPTIVE_FIELDS
+    from fedlib.config import adaptive_setting
 
-    return cfg.hparams.get(key, ADAPTIVE_FIELDS[key])
+    return adaptive_setting(cfg.to_dict(), key)
 
 
 def subset_size(cfg) -> int:
