@@ -151,8 +151,8 @@ def _check_fig4(csv, md, records):
     assert {"row", "Y", "method", "rounds to target", "comm. to target"} <= set(csv.columns)
     assert len(csv) == 2 * (2 * 2 + 1)               # rows × (2 methods × 2 Y + baseline)
     assert set(csv["method"]) == {"FAdamET", "FAdamGT", "LocalAdam"}
-    assert sorted({r["config"]["tracking_size"] for r in records if r["config"]["algorithm"] != "localadam"}) \
-        == [1, 4]
+    assert sorted({r["config"]["hparams"]["tracking_size"] for r in records
+                   if r["config"]["algorithm"] != "localadam"}) == [1, 4]
     assert "Scaled down: the paper uses S = 50" in md and "F4.1" in md
 
 
