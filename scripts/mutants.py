@@ -120,6 +120,9 @@ MODULE_TESTS = {
                                                                                           "lifeline_server")},
     "fedlib/papers/fadamgt/designs.py": ["tests/test_fadamgt_claims.py", "tests/test_fadamgt_table_claims.py"],
     "fedlib/reporting/rule_v1.py": ["tests/test_committed_claims.py", "tests/test_rule.py"],
+    # the bit costs: the formulas' own tests (compress re-exports them) and the index bits at powers of two
+    "fedlib/bits.py": ["tests/test_compress_rules.py", "tests/test_ssm_compress.py",
+                       "tests/test_engine_guards.py::test_index_bits_at_powers_of_two"],
 }
 NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_steps,batch_positions,batch,"
                             "run_round,local_work,_merge_active,clip_by_norm",
