@@ -77,6 +77,10 @@ MODULE_TESTS = {
     # each paper's claim helpers (NAMED below restricts the run to them): hand-made per-seed numbers
     **{f"fedlib/papers/fafed/{name}.py": ["tests/test_fafed_claim_helpers.py", "tests/test_fafed_claims.py"]
        for name in ("common", "fig1", "fig2", "fmnist_accuracy")},
+    # the whole of FAFED's common module: its claim helpers, the numbers they read (final loss, fluctuation), the
+    # settings checks and configuration builders (the pipeline's fast tests)
+    "fedlib/papers/fafed/common.py": ["tests/test_fafed_claim_helpers.py", "tests/test_fafed_claims.py",
+                                      "tests/test_fafed_fluctuation.py", "tests/test_fafed_pipeline.py"],
     "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
     "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
     "fedlib/papers/fedadam_ssm/sweep.py": ["tests/test_ssm_claim_helpers.py", "tests/test_ssm_claims.py"],
@@ -120,6 +124,9 @@ MODULE_TESTS = {
                                                                                           "lifeline_server")},
     "fedlib/papers/fadamgt/designs.py": ["tests/test_fadamgt_claims.py", "tests/test_fadamgt_table_claims.py"],
     "fedlib/reporting/rule_v1.py": ["tests/test_committed_claims.py", "tests/test_rule.py"],
+    # the CPU math path in this process (switch, pinning, refusals, flags); the subprocess tests are slow
+    "fedlib/cpu_path.py": ["tests/test_cpu_path_mutants.py", "tests/test_cpu_path.py",
+                           "tests/test_engine_guards.py::test_every_setting_of_the_portable_path_is_pinned"],
     # the bit costs: the formulas' own tests (compress re-exports them) and the index bits at powers of two
     "fedlib/bits.py": ["tests/test_compress_rules.py", "tests/test_ssm_compress.py",
                        "tests/test_engine_guards.py::test_index_bits_at_powers_of_two"],
