@@ -282,4 +282,12 @@ EQUIVALENT: dict[str, str] = {
         "249,501: 0.9999995, 1.0000015), and above it Γ/Θ ≥ 2.83 (every 1000th d up to the OverflowError at "
         "d ≈ 1.9·10^8; Γ is inf from d ≈ 8.2·10^7, Θ stays finite)"),
     **{f"fedlib.papers.fedadam_ssm.fig1.x_claims__mutmut_{n}": _THETA_LAMBDA for n in (295, 300, 304)},
+    # the CPU math path (fedlib/cpu_path.py)
+    **{f"fedlib.cpu_path.x_{fn}__mutmut_{n}": ("the default is lower-cased (.strip().lower()) before it is compared, "
+                                                "so 'PORTABLE' reads as 'portable'")
+       for fn, n in (("requested", 9), ("switch_refusal", 9), ("refusal", 22))},
+    "fedlib.cpu_path.x_active__mutmut_15": ("an unset MKL_CBWR only has to differ from 'COMPATIBLE,STRICT': 'XXXX' "
+                                            "does as '' does (the path is native either way)"),
+    "fedlib.cpu_path.x_refusal__mutmut_37": ("an unset ATEN_CPU_CAPABILITY only has to differ from 'avx2': 'xxxx' does "
+                                             "as '' does (the torch-came-first line either way)"),
 }
