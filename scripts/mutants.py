@@ -127,6 +127,11 @@ MODULE_TESTS = {
     # the CPU math path in this process (switch, pinning, refusals, flags); the subprocess tests are slow
     "fedlib/cpu_path.py": ["tests/test_cpu_path_mutants.py", "tests/test_cpu_path.py",
                            "tests/test_engine_guards.py::test_every_setting_of_the_portable_path_is_pinned"],
+    # running side by side: lock-step's own fast tests, its edges (stand-in simulations), the merged call's time
+    "fedlib/engine/lockstep.py": ["tests/test_lockstep_mutants.py", "tests/test_lockstep.py"] + [
+        f"tests/test_engine_guards.py::test_{name}" for name in (
+            "runs_with_a_seed_dependent_frozen_base_are_never_merged",
+            "a_merged_calls_time_is_charged_to_the_runs_that_shared_it")],
     # the bit costs: the formulas' own tests (compress re-exports them) and the index bits at powers of two
     "fedlib/bits.py": ["tests/test_compress_rules.py", "tests/test_ssm_compress.py",
                        "tests/test_engine_guards.py::test_index_bits_at_powers_of_two"],
