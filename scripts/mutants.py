@@ -79,8 +79,9 @@ MODULE_TESTS = {
        for name in ("common", "fig1", "fig2", "fmnist_accuracy")},
     # the whole of FAFED's common module: its claim helpers, the numbers they read (final loss, fluctuation), the
     # settings checks and configuration builders (the pipeline's fast tests)
-    "fedlib/papers/fafed/common.py": ["tests/test_fafed_claim_helpers.py", "tests/test_fafed_claims.py",
-                                      "tests/test_fafed_fluctuation.py", "tests/test_fafed_pipeline.py"],
+    "fedlib/papers/fafed/common.py": ["tests/test_fafed_common_mutants.py", "tests/test_fafed_claim_helpers.py",
+                                      "tests/test_fafed_claims.py", "tests/test_fafed_fluctuation.py",
+                                      "tests/test_fafed_pipeline.py"],
     "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
     "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
     "fedlib/papers/fedadam_ssm/sweep.py": ["tests/test_ssm_claim_helpers.py", "tests/test_ssm_claims.py"],
