@@ -290,4 +290,12 @@ EQUIVALENT: dict[str, str] = {
                                             "does as '' does (the path is native either way)"),
     "fedlib.cpu_path.x_refusal__mutmut_37": ("an unset ATEN_CPU_CAPABILITY only has to differ from 'avx2': 'xxxx' does "
                                              "as '' does (the torch-came-first line either way)"),
+    # FAFED's common module: the numbers the claim helpers read
+    **{f"fedlib.papers.fafed.common.x_accuracy_status__mutmut_{n}": (
+        "an accuracy curve lies in [0, 1], where convergence.status's default tolerance is the same 0.01")
+       for n in (4, 6)},
+    **{f"fedlib.papers.fafed.common.x_fluctuation__mutmut_{n}": (
+        "integer round numbers: np.polyfit adds 0.0 to x, and np.polyval's first step (0 · t + p0) makes the sum "
+        "float64, with the same exact small integers as t") for n in (16, 18)},
+    "fedlib.papers.fafed.common.x__positive__mutmut_3": "schema.scalar's check never reads its block argument",
 }

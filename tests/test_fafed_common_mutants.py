@@ -185,7 +185,7 @@ def test_server_step_sizes_must_be_positive_numbers():
     check({"fafed": 1, "fedams": 0.03}, "fafed.server_lr", {})
     assert _refusal(check, {"fedams": 0}, "fafed.server_lr") == "fafed.server_lr.fedams: 0 must be > 0"
     assert _refusal(check, {"fedams": -0.5}, "fafed.server_lr") == "fafed.server_lr.fedams: -0.5 must be > 0"
-    assert "must be float" in _refusal(check, {"fedams": "1"}, "fafed.server_lr")
+    assert _refusal(check, {"fedams": "1"}, "fafed.server_lr") == "fafed.server_lr.fedams: '1' must be float"
 
 
 def test_tuned_values_name_every_level_and_check_lr_server_lr_and_the_methods_own():
@@ -210,3 +210,105 @@ def test_settings_levels_are_run_fields():
     check({lv: {"batch_size": 5} for lv in ("low", "moderate", "high")}, "fafed.settings", {})
     assert "fafed.settings.low: unknown RunConfig field 'no_field'" in _refusal(check, {lv: {"no_field": 5} for lv in ("low", "moderate", "high")},
                                              "fafed.settings")
+
+
+# ---------------------------------------------------------------------------------------------- coinciding curves
+def _curves(**methods):
+    """A loss frame: method -> {seed: [loss per round]}."""
+    return pd.DataFrame([{"method": m, "seed": s, "round": r, "train_loss": v}
+                         for m, seeds in methods.items() for s, vals in seeds.items() for r, v in enumerate(vals, 1)])
+
+
+def test_coinciding_curves_every_pair_with_the_gap_relative_to_the_second():
+    frame = _curves(A={0: [0.5, 0.5]}, B={0: [3.0, 2.0]}, C={0: [0.51, 0.5]})
+    # A and C coincide though A and B do not (the pair after a skipped one is still checked); |0.5 − 0.51| / 0.51
+    assert K.coincide(frame, ["A", "B", "C"]) == [
+        "A and C lie within 2.0 % of each other at every round (not identical: 1 of 2 per-seed round values equal)"]
+    assert K.coincide(_curves(A={0: [1.5]}, B={0: [1.0]}), ["A", "B"], rel=0.5) == [
+        "A and B lie within 50.0 % of each other at every round (not identical: 0 of 1 per-seed round values equal)"]
+
+
+def test_curves_of_other_lengths_diverged_or_missing_are_not_compared():
+    frame = _curves(A={0: [1.0, 1.0, 1.0]}, B={0: [1.0, 1.0]}, C={0: [1.0, 1.0, 1.0]})
+    assert K.coincide(frame, ["A", "B", "C"]) == [
+        "A and C lie within 0.0 % of each other at every round (identical per-round values)"]
+    nan = _curves(A={0: [1.0, 1.0]}, B={0: [1.0, math.nan]}, C={0: [1.0, 1.0]})
+    assert K.coincide(nan, ["A", "B", "C"]) == [
+        "A and C lie within 0.0 % of each other at every round (identical per-round values)"]
+    assert K.coincide(nan, ["B", "A"]) == []
+    assert K.coincide(_curves(A={0: [1.0, 1.0]}), ["A", "B", "C"]) == []
+
+
+def test_curves_of_other_seeds_are_never_called_identical():
+    frame = _curves(A={0: [2.0, 1.0], 1: [2.0, 1.0]}, B={2: [2.0, 1.0], 3: [2.0, 1.0]})
+    assert K.coincide(frame, ["A", "B"]) == [
+        "A and B lie within 0.0 % of each other at every round (not identical: 0 of 4 per-seed round values equal)"]
+
+
+# ---------------------------------------------------------------------------------------------- report
+def test_stand_ins_list_the_rows_run_in_the_blocks_order():
+    settings = {"rows": ["wikitext2", "mnist"],
+                "datasets": {"cifar10": {"dataset": "cifar10", "rounds": 9},
+                             "mnist": {"dataset": "digits", "rounds": 5},
+                             "wikitext2": {"dataset": "pydoc_text", "model": "lstm_small", "rounds": 3}}}
+    assert K.stand_ins(settings) == [("MNIST", "digits (model auto, 5 rounds)"),
+                                     ("WikiText-2", "pydoc_text (model lstm_small, 3 rounds)")]
+
+
+def test_the_header_carries_fafeds_scale_paragraph_once():
+    from fedlib import __version__
+    from fedlib.papers.fafed import PAPER
+    from fedlib.reporting import report as R
+
+    settings = {"profile": "embedded", "section": "fafed_fig1"}
+    text = K.header("Figure 1", settings, [("MNIST", "digits")], ["N = 4", "b = 5"], notes=["read me"])
+    assert text == "\n".join([
+        "# Figure 1", "", f"Paper: *{PAPER.short}*.", "", K.SCALE_TEXT["embedded"], "", "| Paper dataset | Used here |",
+        "| :--- | :--- |", "| MNIST | digits |", "", "Settings: N = 4; b = 5.", "",
+        f"Regenerate: `dvc repro fafed_fig1` (fedlib {__version__}).", "", "> read me", ""])
+    quoted = K.header("Figure 1", settings, [], [], notes=[R.SCALE_TEXT["embedded"]])   # a note quoting it stays
+    assert quoted.count(K.SCALE_TEXT["embedded"]) == 1 and quoted.count(R.SCALE_TEXT["embedded"]) == 1
+    paper = K.header("Figure 1", {"profile": "paper", "section": "fafed_fig1"}, [], [])
+    assert K.SCALE_TEXT["paper"] in paper and R.SCALE_TEXT["paper"] not in paper
+
+
+# ---------------------------------------------------------------------------------------------- loss panel
+def test_the_loss_panel_draws_each_methods_mean_band_style_and_markers():
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    rounds = 24                                           # markers every 24 // 8 = 3 rounds, staggered by position
+    base = np.linspace(3.0, 1.0, rounds)
+    frame = _curves(FedAvg={0: base, 1: base + 0.2}, FAFED={0: base - 0.5, 1: base - 0.1}, Other={0: base + 1.0})
+    fig, ax = plt.subplots()
+    K.loss_panel(ax, frame, ["FedAvg", "Missing", "FAFED", "Other"])
+    lines = {ln.get_label(): ln for ln in ax.lines}
+    assert list(lines) == ["FedAvg", "FAFED", "Other"]
+    np.testing.assert_array_equal(lines["FedAvg"].get_xdata(), np.arange(1, rounds + 1))
+    np.testing.assert_allclose(lines["FedAvg"].get_ydata(), base + 0.1)
+    np.testing.assert_allclose(lines["FAFED"].get_ydata(), base - 0.3)
+    assert [(ln.get_linestyle(), ln.get_marker(), ln.get_markevery(), to_rgba(ln.get_color()))
+            for ln in lines.values()] == [("-", "s", (0, 3), to_rgba(K.COLORS["FedAvg"])),
+                                          ("-", "*", (2, 3), to_rgba(K.COLORS["FAFED"])),
+                                          ("-", "o", (0, 3), to_rgba("C0"))]      # no colour of its own: the cycle's
+    assert all(ln.get_linewidth() == 1.5 and ln.get_markersize() == 5 for ln in lines.values())
+    assert lines["FedAvg"].get_markerfacecolor() == "none"
+    assert lines["FAFED"].get_markerfacecolor() == K.COLORS["FAFED"]
+    bands = ax.collections
+    assert len(bands) == 3
+    for band, sd in zip(bands, (np.std([0.0, 0.2], ddof=1), np.std([-0.5, -0.1], ddof=1), 0.0)):
+        ys = band.get_paths()[0].vertices[:, 1]
+        mean = np.asarray(lines[["FedAvg", "FAFED", "Other"][bands.index(band)]].get_ydata())
+        np.testing.assert_allclose([ys.min(), ys.max()], [mean.min() - sd, mean.max() + sd])
+        assert band.get_alpha() == 0.12 and list(band.get_linewidth()) == [0]
+    assert tuple(bands[0].get_facecolor()[0]) == to_rgba(K.COLORS["FedAvg"], 0.12)
+    assert ax.get_xlabel() == "communication round"
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["FedAvg", "FAFED", "Other"]
+    assert legend.get_texts()[0].get_fontsize() == 8
+    fig2, ax2 = plt.subplots()
+    K.loss_panel(ax2, frame.rename(columns={"train_loss": "loss"}), ["FAFED"], y="loss", legend=False)
+    assert ax2.get_legend() is None and len(ax2.lines) == 1
+    assert (ax2.lines[0].get_linestyle(), ax2.lines[0].get_marker()) == ("-", "*")
+    plt.close(fig)
+    plt.close(fig2)
