@@ -66,8 +66,8 @@ def test_a_partition_of_no_level_is_refused_naming_it():
     assert str(exc.value) == "a run with partition 'iid' matches no heterogeneity setting"
 
 
-@pytest.mark.parametrize("dataset, model, row", [("mnist", "cnn_fafed_mnist", "mnist"), ("digits", "mlp_small", "digits"),
-                                                 ("digits", "cnn", "digits")])
+@pytest.mark.parametrize("dataset, model, row", [("mnist", "cnn_fafed_mnist", "mnist"),
+                                                 ("digits", "mlp_small", "digits"), ("digits", "cnn", "digits")])
 def test_a_run_is_placed_in_the_row_of_its_dataset_and_model(dataset, model, row):
     assert K.row_of({"config": {"dataset": dataset, "model": model}}, SETTINGS) == row
 
@@ -208,8 +208,8 @@ def test_tuned_values_name_every_level_and_check_lr_server_lr_and_the_methods_ow
 def test_settings_levels_are_run_fields():
     check = K.SETTINGS.check
     check({lv: {"batch_size": 5} for lv in ("low", "moderate", "high")}, "fafed.settings", {})
-    assert "fafed.settings.low: unknown RunConfig field 'no_field'" in _refusal(check, {lv: {"no_field": 5} for lv in ("low", "moderate", "high")},
-                                             "fafed.settings")
+    wrong = {lv: {"no_field": 5} for lv in ("low", "moderate", "high")}
+    assert "fafed.settings.low: unknown RunConfig field 'no_field'" in _refusal(check, wrong, "fafed.settings")
 
 
 # ---------------------------------------------------------------------------------------------- coinciding curves
