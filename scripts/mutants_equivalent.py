@@ -298,4 +298,13 @@ EQUIVALENT: dict[str, str] = {
         "integer round numbers: np.polyfit adds 0.0 to x, and np.polyval's first step (0 · t + p0) makes the sum "
         "float64, with the same exact small integers as t") for n in (16, 18)},
     "fedlib.papers.fafed.common.x__positive__mutmut_3": "schema.scalar's check never reads its block argument",
+    # lock-step runs (fedlib/engine/lockstep.py)
+    **{f"fedlib.engine.lockstep.x__lockstep__mutmut_{n}": (
+        "a greenlet's parent defaults to the greenlet that creates it, here the coordinator") for n in (21, 23)},
+    "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_2": (
+        "never read: every lane still live after its turn has asked for gradients (its request set) or finished"),
+    "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_4": (
+        "never read: the loop drives every lane until it finishes, and body() sets lane.error before lane.done"),
+    "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_5": "lane.done is only read as a truth value: None is falsy",
+    "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_7": "overwritten by the lane's greenlet right after it is built",
 }

@@ -100,3 +100,16 @@ def test_configurations_that_cannot_be_resolved_are_their_own_outcomes():
     outcomes = lockstep.run_together([{**DIGITS, "algorithm": "no_such"}, {**DIGITS, "rounds": -1}])
     assert [type(o).__name__ for o in outcomes] == ["ConfigError", "ConfigError"]
     assert torch.get_num_threads() == before
+
+
+def test_groups_keep_a_last_group_whole_by_default_and_match_configurations_by_content():
+    from pathlib import Path
+
+    jobs = {s: resolve({**DIGITS, "seed": s}).to_dict() for s in range(10)}
+    assert lockstep.groups(jobs) == [list(range(8)), [8, 9]]                 # no singles asked for: none made
+    a = resolve({**DIGITS, "seed": 0}).to_dict()
+    b = dict(reversed(list({**a, "seed": 1}.items())))                        # the same fields in another order
+    assert lockstep.groups({"a": a, "b": b}) == [["a", "b"]]
+    # a value JSON has no type for (a path) is compared by its text
+    paths = {s: {**jobs[s], "data_dir": Path("/tmp/data")} for s in (0, 1)}
+    assert lockstep.groups(paths) == [[0, 1]]
