@@ -136,6 +136,9 @@ MODULE_TESTS = {
     # the backends' bookkeeping with a stand-in pool and Ray (the real ones: slow tests), run_many in this process
     "fedlib/fanout.py": ["tests/test_fanout_mutants.py", "tests/test_fanout.py",
                          "tests/test_engine_guards.py::test_a_record_of_another_configuration_is_refused"],
+    # run_many in this process (tiny least-squares runs), its cache and refusals; the pools' own tests are slow
+    "fedlib/experiments.py": ["tests/test_experiments_mutants.py", "tests/test_fanout.py",
+                              "tests/test_engine_guards.py::test_a_record_of_another_configuration_is_refused"],
     # the bit costs: the formulas' own tests (compress re-exports them) and the index bits at powers of two
     "fedlib/bits.py": ["tests/test_compress_rules.py", "tests/test_ssm_compress.py",
                        "tests/test_engine_guards.py::test_index_bits_at_powers_of_two"],
