@@ -12,7 +12,8 @@ mutate only the named functions or methods of a module. For each module the scri
 4. regenerates the mutation section of docs/testing.md, where a survivor listed in scripts/mutants_equivalent.py
    (one line saying why the change cannot alter any result) counts as equivalent.
 
-Not part of CI: a module takes minutes to an hour on two cores.
+Not part of CI: a module takes minutes to an hour on two cores. Runs of different modules may go at once (each
+keeps the rows the others wrote); MUTMUT_TIMEOUT_MULTIPLIER=N stops an endless-loop mutant sooner (mutmut: 15).
 """
 from __future__ import annotations
 
@@ -282,6 +283,8 @@ def mutmut_config(path: str) -> str:
                f"pytest_add_cli_args_test_selection = {json.dumps(tests + ['-m', 'not slow'])}\n"
                'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
                "use_git_change_detection = false\n")
+    if os.environ.get("MUTMUT_TIMEOUT_MULTIPLIER"):     # an endless-loop mutant stops after this x its tests' time
+        config += f"timeout_multiplier = {float(os.environ['MUTMUT_TIMEOUT_MULTIPLIER'])}\n"   # (mutmut: 15)
     return config
 
 
@@ -399,6 +402,15 @@ def render(results: dict) -> str:
     return out
 
 
+def merged(key: str | None = None, result: dict | None = None) -> dict:
+    """docs/mutation-results.json as it is now, with `result` under `key`: runs of other modules that finished while
+    this one ran (another mutants.py process) keep their rows."""
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    if key is not None:
+        results[key] = result
+    return results
+
+
 def write_docs(results: dict) -> None:
     RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     text = TESTING.read_text()
@@ -450,7 +462,7 @@ def main(argv=None) -> None:
                 import fnmatch
                 chosen = sorted(n for n, code in meta["exit_code_by_key"].items() if code is not None
                                 and any(fnmatch.fnmatchcase(n, p) for p in patterns))
-                results[sampled[0]] = stamped(collect(work, path, chosen))
+                results = merged(sampled[0], stamped(collect(work, path, chosen)))
                 write_docs(results)
             continue
         if args.sample:
@@ -462,7 +474,7 @@ def main(argv=None) -> None:
             every = sorted(n for n in meta["exit_code_by_key"] if any(fnmatch.fnmatchcase(n, p) for p in patterns))
             chosen = sorted(random.Random(args.seed).sample(every, min(args.sample, len(every))))
             run_mutmut(work, chosen)
-            results[f"{key} (sample {len(chosen)} of {len(every)})"] = stamped(collect(work, path, chosen))
+            results = merged(f"{key} (sample {len(chosen)} of {len(every)})", stamped(collect(work, path, chosen)))
             write_docs(results)
             continue
         earlier = SCRATCH / key / "mutants" / (path + ".meta")
@@ -476,9 +488,9 @@ def main(argv=None) -> None:
         else:
             work = prepare(path, names)
             run_mutmut(work, patterns)
-        results[key] = stamped(collect(work, path, patterns))
+        results = merged(key, stamped(collect(work, path, patterns)))
         write_docs(results)
-    write_docs(results)
+    write_docs(merged() if RESULTS.exists() else results)
 
 
 if __name__ == "__main__":
