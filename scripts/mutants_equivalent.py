@@ -307,4 +307,15 @@ EQUIVALENT: dict[str, str] = {
         "never read: the loop drives every lane until it finishes, and body() sets lane.error before lane.done"),
     "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_5": "lane.done is only read as a truth value: None is falsy",
     "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_7": "overwritten by the lane's greenlet right after it is built",
+    **{f"fedlib.papers.fafed.common.x__method_hparams__mutmut_{n}": (
+        "the checks it calls (schema.scalar through _positive, schema.hparams_of) never read the block; only "
+        "schema.rows does") for n in (10, 16)},
+    **{f"fedlib.papers.fafed.common.x_{fn}__mutmut_2": (
+        "'F' differs from 'f' only for inf and nan, which never reach this format (mean_sd returns 'diverged' for a "
+        "non-finite value first; status_text prints no nan change, and a change of finite losses is finite)")
+       for fn in ("mean_sd", "status_text")},
+    "fedlib.papers.fafed.common.x_statuses__mutmut_11": ("pandas' groupby treats sort=None as sort=False (groups in "
+                                                          "first-seen order)"),
+    "fedlib.papers.fafed.common.x_statuses__mutmut_19": (
+        "grouping by a list of keys gives tuple keys in pandas ≥ 2, also for one key: the wrap never happens"),
 }

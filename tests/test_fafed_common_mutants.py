@@ -95,7 +95,8 @@ def test_mean_sd_cells():
     assert K.mean_sd({0: 1.0, 1: None, 2: 3.0}, fmt="{:.1f}") == "2.0 ± 1.4"
     assert K.mean_sd([2.5]) == "2.500 ± 0.000"
     assert K.mean_sd([]) == "–" and K.mean_sd([None]) == "–"
-    assert K.mean_sd([1.0, math.inf, 2.0, math.nan]) == "diverged (2/4)"
+    assert K.mean_sd([1.0, math.inf, 2.0, 3.0]) == "diverged (1/4)"
+    assert K.mean_sd([1.0, math.inf, math.nan]) == "diverged (2/3)"
 
 
 # ---------------------------------------------------------------------------------------------- convergence
@@ -105,6 +106,9 @@ def test_curve_and_accuracy_status_against_one_percent():
     assert K.curve_status([10.0] * 19 + [10.15])[0] == "flat"             # +0.075 within 1 % of the last, 0.1015
     assert K.curve_status([10.0] * 19 + [10.3]) == ("still rising", pytest.approx(0.15))
     assert K.curve_status([-10.0] * 19 + [-10.15])[0] == "flat"           # 1 % of the last value's size
+    # 1 % of the LAST value: +0.6 is within 1.512, though beyond 1 % of the one before (0.5) or of the first ones
+    assert K.curve_status([1.0] * 16 + [100.0, 100.0, 50.0, 151.2])[0] == "flat"
+    assert K.curve_status([])[0] == "too short" and math.isnan(K.curve_status([])[1])
     label, change = K.curve_status([1.0, math.inf, 1.0, 1.0])
     assert label == "diverged" and math.isnan(change)
     assert K.accuracy_status([0.5] * 19 + [0.515]) == ("flat", pytest.approx(0.0075))    # 1 percentage point
@@ -121,6 +125,8 @@ def test_statuses_per_group_of_the_mean_over_seeds_curve():
     # the accuracy of round 5 is missing: that row is left out of the accuracy curve only
     acc = K.statuses(frame, ["method", "seed"], "test_acc", kind="accuracy")
     assert acc == {(m, s): ("still rising", pytest.approx(0.2)) for m in ("FedAvg", "FAFED") for s in (0, 1)}
+    # groups in the order they first appear, not sorted ('FAFED' < 'FedAvg')
+    assert list(K.statuses(pd.DataFrame(rows), ["method"], "train_loss")) == [("FedAvg",), ("FAFED",)]
     # +0.008: beyond 1 % of the last loss (0.00508), within an accuracy's 0.01
     small = pd.DataFrame([{"method": "FAFED", "seed": 0, "round": r, "train_loss": v}
                           for r, v in enumerate([0.5, 0.5, 0.5, 0.5, 0.508, 0.508], 1)])
@@ -277,20 +283,22 @@ def test_the_loss_panel_draws_each_methods_mean_band_style_and_markers():
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_rgba
 
-    rounds = 24                                           # markers every 24 // 8 = 3 rounds, staggered by position
+    rounds = 20                                           # markers every 20 // 8 = 2 rounds, staggered by position
     base = np.linspace(3.0, 1.0, rounds)
     frame = _curves(FedAvg={0: base, 1: base + 0.2}, FAFED={0: base - 0.5, 1: base - 0.1}, Other={0: base + 1.0})
-    fig, ax = plt.subplots()
-    K.loss_panel(ax, frame, ["FedAvg", "Missing", "FAFED", "Other"])
+    with matplotlib.rc_context({"lines.linewidth": 3.0, "lines.linestyle": ":"}):     # not the style's defaults
+        fig, ax = plt.subplots()
+        K.loss_panel(ax, frame, ["FedAvg", "Missing", "FAFED", "Other"])
     lines = {ln.get_label(): ln for ln in ax.lines}
     assert list(lines) == ["FedAvg", "FAFED", "Other"]
     np.testing.assert_array_equal(lines["FedAvg"].get_xdata(), np.arange(1, rounds + 1))
     np.testing.assert_allclose(lines["FedAvg"].get_ydata(), base + 0.1)
     np.testing.assert_allclose(lines["FAFED"].get_ydata(), base - 0.3)
     assert [(ln.get_linestyle(), ln.get_marker(), ln.get_markevery(), to_rgba(ln.get_color()))
-            for ln in lines.values()] == [("-", "s", (0, 3), to_rgba(K.COLORS["FedAvg"])),
-                                          ("-", "*", (2, 3), to_rgba(K.COLORS["FAFED"])),
-                                          ("-", "o", (0, 3), to_rgba("C0"))]      # no colour of its own: the cycle's
+            for ln in lines.values()] == [("-", "s", (0, 2), to_rgba(K.COLORS["FedAvg"])),
+                                          ("-", "*", (0, 2), to_rgba(K.COLORS["FAFED"])),
+                                          ("-", "o", (1, 2), to_rgba("C0"))]      # no colour of its own: the cycle's
+    assert all(type(ln.get_markevery()[1]) is int for ln in lines.values())
     assert all(ln.get_linewidth() == 1.5 and ln.get_markersize() == 5 for ln in lines.values())
     assert lines["FedAvg"].get_markerfacecolor() == "none"
     assert lines["FAFED"].get_markerfacecolor() == K.COLORS["FAFED"]
@@ -306,9 +314,24 @@ def test_the_loss_panel_draws_each_methods_mean_band_style_and_markers():
     legend = ax.get_legend()
     assert [t.get_text() for t in legend.get_texts()] == ["FedAvg", "FAFED", "Other"]
     assert legend.get_texts()[0].get_fontsize() == 8
+    # a short run: a marker every round; STEM's markers hollow like FedAvg's (their curves nearly coincide)
+    short = _curves(STEM={0: [3.0, 2.0, 1.0]}, FAFED={0: [3.0, 2.5, 2.0]}).rename(columns={"train_loss": "loss"})
     fig2, ax2 = plt.subplots()
-    K.loss_panel(ax2, frame.rename(columns={"train_loss": "loss"}), ["FAFED"], y="loss", legend=False)
-    assert ax2.get_legend() is None and len(ax2.lines) == 1
-    assert (ax2.lines[0].get_linestyle(), ax2.lines[0].get_marker()) == ("-", "*")
+    K.loss_panel(ax2, short, ["STEM", "FAFED"], y="loss", legend=False)
+    assert ax2.get_legend() is None and len(ax2.lines) == 2
+    assert (ax2.lines[0].get_linestyle(), ax2.lines[0].get_marker(), ax2.lines[0].get_markevery()) == ("--", "o",
+                                                                                                        (0, 1))
+    assert ax2.lines[0].get_markerfacecolor() == "none" and ax2.lines[1].get_markevery() == (0, 1)
     plt.close(fig)
     plt.close(fig2)
+
+
+def test_the_level_check_is_built_from_any_value_check():
+    seen = []
+    check = K._levels(lambda value, where, block: seen.append((value, where, block)))
+    check({"low": 1, "moderate": 2, "high": 3}, "fafed.x", {"b": 1})
+    assert seen == [(1, "fafed.x.low", {"b": 1}), (2, "fafed.x.moderate", {"b": 1}), (3, "fafed.x.high", {"b": 1})]
+    for wrong in ({"low": 1, "moderate": 2}, {"low": 1, "moderate": 2, "high": 3, "extreme": 4}, ["low"], None):
+        with pytest.raises(SettingsError) as exc:
+            check(wrong, "fafed.x", {})
+        assert str(exc.value) == "fafed.x: must map each of low, moderate, high to its settings"
