@@ -50,6 +50,7 @@ def test_execute_runs_the_engine_and_stamps_the_source(monkeypatch, threads):
 def test_execute_group_stamps_only_records(monkeypatch, threads):
     from fedlib.engine import lockstep
 
+    torch.set_num_threads(2)
     failed = RuntimeError("run 2")
     monkeypatch.setattr(lockstep, "run_together", lambda cfgs: [{"seed": c["seed"]} for c in cfgs[:1]] + [failed])
     monkeypatch.setattr(fanout, "source_hash", lambda: "abc")
@@ -83,6 +84,7 @@ class Pool:
 
     def __init__(self, **kwargs):
         self.kwargs = kwargs
+        self.switch = os.environ.get(cpu_path.ENV_SWITCH)          # what the workers would start with
         self.submitted = []
         self._processes = {101: types.SimpleNamespace(exitcode=-signal.SIGKILL),
                            102: types.SimpleNamespace(exitcode=-signal.SIGTERM)}
@@ -178,6 +180,16 @@ def test_runs_lost_twice_fail_with_the_cause(pool, capsys):
     assert "its 2 unfinished run(s) are retried" in capsys.readouterr().err
 
 
+def test_the_pool_and_its_retry_start_workers_on_the_runs_cpu_path(pool, monkeypatch):
+    monkeypatch.setattr(cpu_path, "active", lambda: "portable")
+    monkeypatch.delenv(cpu_path.ENV_SWITCH, raising=False)
+    pool.broken, pool.heals = {0}, True
+    jobs = {f"fp{s}": {"seed": s, "device": "cuda"} for s in range(2)}
+    assert dict(fanout.process_pool(jobs, 2, "native")) == {"fp0": {"seed": 0}, "fp1": {"seed": 1}}
+    assert [(p.kwargs["mp_context"].get_start_method(), p.switch) for p in pool.made] == [("spawn", "native")] * 2
+    assert os.environ.get(cpu_path.ENV_SWITCH) is None
+
+
 def test_a_pool_that_dies_while_starting_loses_the_tasks_not_submitted(pool, capsys):
     pool.dies_at_submit = 1
     jobs = {f"fp{s}": {"seed": s, "device": "cuda"} for s in range(3)}
@@ -271,6 +283,7 @@ def test_a_worker_starts_with_one_thread_and_its_lifeline(monkeypatch, threads):
 
     called = []
     monkeypatch.setattr(lifeline, "die_with_parent", lambda: called.append("lifeline"))
+    torch.set_num_threads(2)
     fanout._worker_start(1)
     assert called == ["lifeline"] and torch.get_num_threads() == 1
 
@@ -367,11 +380,11 @@ def test_ray_tasks_declare_their_resources_and_path(ray, monkeypatch):
 
 
 def test_ray_tasks_left_when_the_caller_stops_are_cancelled(ray, monkeypatch):
-    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: {"seed": cfg["seed"]})
+    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: {"seed": cfg["seed"], "threads": threads})
     tasks = fanout.ray_tasks({"a": {"seed": 0}, "b": {"seed": 1}, "c": {"seed": 2}}, 0.5, {})
-    assert next(tasks) == ("a", {"seed": 0})
+    assert next(tasks) == ("a", {"seed": 0, "threads": 1})               # half a CPU: still one thread
     tasks.close()
-    assert [(ref.value, force) for ref, force in ray.cancelled] == [({"seed": 1}, True), ({"seed": 2}, True)]
+    assert [(ref.value["seed"], force) for ref, force in ray.cancelled] == [(1, True), (2, True)]
     assert ray.options[0]["num_cpus"] == 0.5
 
 
