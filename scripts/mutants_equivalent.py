@@ -329,4 +329,7 @@ EQUIVALENT: dict[str, str] = {
         "the default of cfg.get is never used: the line runs only when cfg['cpu_path'] is one of the paths")
        for n in (34, 36, 39, 40)},
     "fedlib.fanout.x_ray_tasks__mutmut_67": "the argument removed is ray.wait's default (num_returns=1)",
+    "fedlib.engine.lockstep.x__lockstep__mutmut_38": (
+        "runs are merged only when their oracles agree on everything a call reads (model class, task, parameter "
+        "names and shapes, chunking, precision; no frozen weights or buffers): the call is the same from either"),
 }

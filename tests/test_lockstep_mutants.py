@@ -113,3 +113,34 @@ def test_groups_keep_a_last_group_whole_by_default_and_match_configurations_by_c
     # a value JSON has no type for (a path) is compared by its text
     paths = {s: {**jobs[s], "data_dir": Path("/tmp/data")} for s in (0, 1)}
     assert lockstep.groups(paths) == [[0, 1]]
+
+
+def _numbers(record: dict) -> dict:
+    out = {k: v for k, v in record.items() if k not in ("rounds", "summary")}
+    out["rounds"] = [{k: v for k, v in r.items() if k != "wall_s"} for r in record["rounds"]]
+    out["summary"] = {k: v for k, v in record["summary"].items() if k != "wall_s"}
+    return out
+
+
+def test_requests_of_other_batch_shapes_are_called_separately(monkeypatch):
+    from fedlib.engine import run
+    from fedlib.oracle import Oracle
+
+    cfgs = [{**DIGITS, "seed": 0, "batch_size": 8}, {**DIGITS, "seed": 1, "batch_size": 16}]
+    alone = [run(c) for c in cfgs]
+    calls = []
+    real = Oracle.__call__
+    monkeypatch.setattr(Oracle, "__call__", lambda self, p, x, y: calls.append(tuple(x.shape)) or real(self, p, x, y))
+    together = lockstep.run_together(cfgs)
+    assert [_numbers(r) for r in together] == [_numbers(r) for r in alone]
+    assert sorted(set(calls)) == [(2, 8, 1, 8, 8), (2, 16, 1, 8, 8)]         # never one call of both
+
+
+def test_stateful_inputs_agree_and_concatenate_column_by_column_with_their_nones():
+    tokens, state = torch.zeros(2, 3, 5, dtype=torch.long), torch.ones(2, 4, 6)
+    assert lockstep._shape((tokens, None, state)) == (((3, 5), torch.long), None, ((4, 6), torch.float32))
+    assert lockstep._shape(torch.zeros(2, 3, 5)) == ((3, 5), torch.float32)
+    merged = lockstep._cat([(tokens, None, state), (tokens + 1, None, 2 * state)])
+    assert merged[1] is None and merged[0].shape == (4, 3, 5) and merged[2].shape == (4, 4, 6)
+    assert merged[0][2:].eq(1).all() and merged[2][2:].eq(2).all()
+    assert lockstep._cat([torch.zeros(1, 2), torch.ones(2, 2)]).tolist() == [[0, 0], [1, 1], [1, 1]]
