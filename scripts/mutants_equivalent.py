@@ -332,4 +332,6 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.engine.lockstep.x__lockstep__mutmut_38": (
         "runs are merged only when their oracles agree on everything a call reads (model class, task, parameter "
         "names and shapes, chunking, precision; no frozen weights or buffers): the call is the same from either"),
+    "fedlib.fanout.x__pool__mutmut_48": ("a ProcessPoolExecutor always has `_processes` (None once shut down, which "
+                                        "`or {}` handles): getattr's default is never used"),
 }

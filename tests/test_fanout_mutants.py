@@ -26,7 +26,15 @@ def threads():
     torch.set_num_threads(before)
 
 
-def test_set_threads_sets_torch_threads_at_least_one(threads):
+def test_set_threads_sets_torch_threads_at_least_one_and_one_inter_op_thread(threads, monkeypatch):
+    interop = []
+
+    def once(n):                          # torch allows it once per process, before any inter-op work
+        interop.append(n)
+        if len(interop) > 1:
+            raise RuntimeError("cannot set number of interop threads after parallel work has started")
+
+    monkeypatch.setattr(torch, "set_num_interop_threads", once)
     fanout.set_threads(2)
     assert torch.get_num_threads() == 2
     fanout.set_threads(0)
@@ -34,7 +42,7 @@ def test_set_threads_sets_torch_threads_at_least_one(threads):
     fanout.set_threads(3.7)
     assert torch.get_num_threads() == 3
     fanout.set_threads(None)                       # None leaves them
-    assert torch.get_num_threads() == 3
+    assert torch.get_num_threads() == 3 and interop == [1, 1, 1]
 
 
 def test_execute_runs_the_engine_and_stamps_the_source(monkeypatch, threads):
@@ -81,6 +89,7 @@ class Pool:
     broken: set = set()
     dies_at_submit: int | None = None
     heals = False                                 # a fresh pool does not break again
+    dies_message = "worker\n  gone"
 
     def __init__(self, **kwargs):
         self.kwargs = kwargs
@@ -98,7 +107,7 @@ class Pool:
 
     def submit(self, fn, arg):
         if Pool.dies_at_submit is not None and len(self.submitted) == Pool.dies_at_submit:
-            raise BrokenProcessPool("the fork\n server   died")
+            raise BrokenProcessPool(Pool.dies_message)
         self.submitted.append((fn, arg))
         fut = cf.Future()
         seeds = [arg["seed"]] if isinstance(arg, dict) else [c["seed"] for c in arg]
@@ -115,6 +124,7 @@ class Pool:
 @pytest.fixture
 def pool(monkeypatch):
     Pool.made, Pool.broken, Pool.dies_at_submit, Pool.heals = [], set(), None, False
+    Pool.dies_message = "worker\n  gone"
     monkeypatch.setattr(fanout.cf, "ProcessPoolExecutor", Pool)
     monkeypatch.setattr(fanout, "execute", lambda cfg: {"seed": cfg["seed"]})
     monkeypatch.setattr(fanout, "execute_group", lambda cfgs: [{"seed": c["seed"], "group": len(cfgs)} for c in cfgs])
@@ -196,8 +206,11 @@ def test_a_pool_that_dies_while_starting_loses_the_tasks_not_submitted(pool, cap
     out = dict(fanout.process_pool(jobs, 2))
     assert out["fp0"] == {"seed": 0} and out["fp1"] == {"seed": 1}
     assert [a["seed"] for _, a in pool.made[1].submitted] == [1]          # the retry: task 2 died there again
-    assert str(out["fp2"]) == ("lost twice with a broken process pool (BrokenProcessPool: the fork server died)")
-    assert "(BrokenProcessPool: the fork server died); its 2 unfinished run(s)" in capsys.readouterr().err
+    assert str(out["fp2"]) == "lost twice with a broken process pool (BrokenProcessPool: worker gone)"
+    assert "(BrokenProcessPool: worker gone); its 2 unfinished run(s)" in capsys.readouterr().err
+    pool.dies_message = ""                        # no message: the fork server died
+    out = dict(fanout.process_pool(jobs, 2))
+    assert str(out["fp2"]) == "lost twice with a broken process pool (BrokenProcessPool: the fork server died)"
 
 
 def test_dead_workers_are_named_and_the_terminated_ones_left_out():
