@@ -250,8 +250,9 @@ def test_runs_on_another_cpu_path_go_to_fresh_workers(tmp_path, monkeypatch):
 
 
 def test_one_run_to_do_runs_here_even_with_workers(tmp_path, monkeypatch):
-    monkeypatch.setattr(fanout, "process_pool", lambda *a: pytest.fail("a pool for one run"))
-    assert experiments.run_many([TINY], tmp_path, workers=4, verbose=False)[0]["summary"]["status"] == "ok"
+    monkeypatch.setattr(fanout, "process_pool", lambda *a: pytest.fail("a pool for one run"))   # no pool starts
+    workers = 4
+    assert experiments.run_many([TINY], tmp_path, workers=workers, verbose=False)[0]["summary"]["status"] == "ok"
 
 
 # ---------------------------------------------------------------------------------------------- GPU shares, grid
