@@ -334,4 +334,11 @@ EQUIVALENT: dict[str, str] = {
         "names and shapes, chunking, precision; no frozen weights or buffers): the call is the same from either"),
     "fedlib.fanout.x__pool__mutmut_48": ("a ProcessPoolExecutor always has `_processes` (None once shut down, which "
                                         "`or {}` handles): getattr's default is never used"),
+    "fedlib.engine.lockstep.x__answer__mutmut_10": (
+        "merged runs have the same parameter count d (mergeable compares the shapes): points.shape[1:] = (d,) is "
+        "the same for every waiting run, as shape[2:] = () is"),
+    "fedlib.engine.lockstep.x__answer__mutmut_49": (
+        "never read before it is set again: a lane still live after its next turn has asked anew or finished"),
+    "fedlib.engine.lockstep.x_run_together__mutmut_17": (
+        "only when no configuration resolved: nothing runs inside the block, and torch_threads restores the count"),
 }

@@ -144,3 +144,16 @@ def test_stateful_inputs_agree_and_concatenate_column_by_column_with_their_nones
     assert merged[1] is None and merged[0].shape == (4, 3, 5) and merged[2].shape == (4, 4, 6)
     assert merged[0][2:].eq(1).all() and merged[2][2:].eq(2).all()
     assert lockstep._cat([torch.zeros(1, 2), torch.ones(2, 2)]).tolist() == [[0, 0], [1, 1], [1, 1]]
+
+
+def test_the_runs_compute_with_their_thread_count(monkeypatch):
+    seen = []
+    real = Simulation.run_round
+    monkeypatch.setattr(Simulation, "run_round", lambda self: seen.append(torch.get_num_threads()) or real(self))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        lockstep.run_together([{**DIGITS, "seed": s, "threads": 1} for s in (0, 1)])
+        assert seen == [1, 1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
