@@ -341,4 +341,7 @@ EQUIVALENT: dict[str, str] = {
         "never read before it is set again: a lane still live after its next turn has asked anew or finished"),
     "fedlib.engine.lockstep.x_run_together__mutmut_17": (
         "only when no configuration resolved: nothing runs inside the block, and torch_threads restores the count"),
+    "fedlib.engine.lockstep.x__cat__mutmut_4": (
+        "the parts are merged only when their inputs agree in _shape, Nones included: a column is None in every part "
+        "or in none, so testing the first or the second part is the same"),
 }

@@ -279,6 +279,10 @@ def test_the_bar_shows_only_on_a_terminal_with_runs_to_do(monkeypatch):
     assert (bar.total, bar.desc, bar.unit) == (3, "grid", "run")
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
     assert experiments._bar(3, "runs", True).disable
+    # a kernel JupyterLab opened: its widget, never the terminal bar (none here: this process has no kernel)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setenv("JPY_SESSION_NAME", "lab")
+    assert experiments._bar(3, "runs", True).disable
 
 
 def test_grid_is_the_product_slowest_axis_first():
