@@ -322,6 +322,9 @@ def test_the_loss_panel_draws_each_methods_mean_band_style_and_markers():
     assert (ax2.lines[0].get_linestyle(), ax2.lines[0].get_marker(), ax2.lines[0].get_markevery()) == ("--", "o",
                                                                                                         (0, 1))
     assert ax2.lines[0].get_markerfacecolor() == "none" and ax2.lines[1].get_markevery() == (0, 1)
+    sixteen = _curves(FAFED={0: list(np.linspace(3.0, 1.0, 16))})            # 16 rounds: every 16 // 8 = 2
+    K.loss_panel(ax2, sixteen, ["FAFED"])
+    assert ax2.lines[-1].get_markevery() == (0, 2)
     plt.close(fig)
     plt.close(fig2)
 
