@@ -165,6 +165,31 @@ def test_failed_and_unwritten_runs_are_one_line_each_in_the_log(tmp_path, capsys
            "the run cache)" in text
 
 
+def test_progress_lines_are_flushed_at_once(monkeypatch):
+    import sys
+
+    class Out:
+        def __init__(self):
+            self.text, self.flushed = "", []
+
+        def write(self, s):
+            self.text += s
+
+        def flush(self):
+            self.flushed.append(self.text)
+
+    out = Out()
+    monkeypatch.setattr(sys, "stdout", out)
+    experiments._log("[runs] one")
+    assert out.text == "[runs] one\n" and out.flushed == ["[runs] one\n"]
+
+
+def test_runs_failed_joins_the_failures_in_one_line():
+    two = experiments.RunsFailed({"ab": "x: boom", "cd": "y: bang"}, 3)
+    assert str(two) == ("2 of 3 run(s) failed: ab: x: boom; cd: y: bang (every other record is written in the run "
+                        "cache)")
+
+
 def test_runs_failed_renders_as_its_one_line():
     only = experiments.RunsFailed({"ab": "x: boom"}, 2)
     assert str(only) == "1 of 2 run(s) failed: ab: x: boom (every other record is written in the run cache)"
@@ -264,8 +289,10 @@ def test_gpu_shares_follow_the_request_the_cluster_and_the_device(monkeypatch):
     monkeypatch.setattr(fanout, "cluster_gpus", lambda: 0.0)
     assert experiments._gpu_shares(todo, "auto") == {"cpu": 0.0, "gpu": 0.0}
     monkeypatch.setattr(fanout, "cluster_gpus", lambda: 2.0)
-    monkeypatch.setattr(experiments, "measured_memory", lambda cfg: (10, 100))
+    measured = []
+    monkeypatch.setattr(experiments, "measured_memory", lambda cfg: measured.append(cfg) or (10, 100))
     assert experiments._gpu_shares(todo, "auto") == {"cpu": 0.0, "gpu": 1 / 8}
+    assert measured == [todo["gpu"]]
 
 
 def test_the_bar_shows_only_on_a_terminal_with_runs_to_do(monkeypatch):
@@ -283,6 +310,17 @@ def test_the_bar_shows_only_on_a_terminal_with_runs_to_do(monkeypatch):
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     monkeypatch.setenv("JPY_SESSION_NAME", "lab")
     assert experiments._bar(3, "runs", True).disable
+    import tqdm.auto
+    from tqdm.std import tqdm as terminal
+
+    class Widget(terminal):                      # what tqdm.auto gives in a kernel with ipywidgets
+        pass
+
+    Widget.__module__ = "tqdm.notebook"
+    monkeypatch.setattr(tqdm.auto, "tqdm", Widget)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    bar = experiments._bar(3, "runs", True)
+    assert type(bar) is Widget and not bar.disable
 
 
 def test_grid_is_the_product_slowest_axis_first():
