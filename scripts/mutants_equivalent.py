@@ -347,4 +347,11 @@ EQUIVALENT: dict[str, str] = {
     # run_many (fedlib/experiments.py)
     **{f"fedlib.experiments.x__log__mutmut_{n}": "print's default file is sys.stdout, looked up at each call"
        for n in (2, 5)},
+    **{f"fedlib.experiments.x__remove_orphan_tmp__mutmut_{n}": (
+        "a temporary file is named .<record>.<pid>.tmp: the second field from the right is the pid whatever "
+        "rsplit's maxsplit (2, 3 or none)") for n in (9, 12)},
+    "fedlib.experiments.x_run_many__mutmut_59": (
+        "a repeated fingerprint is looked up again and stored under the same key with the same value (its cached "
+        "record, or its configuration to run)"),
+    "fedlib.experiments.x_run_many__mutmut_106": "ray_owned is only read as a truth value: None is falsy like False",
 }

@@ -332,3 +332,110 @@ def test_grid_is_the_product_slowest_axis_first():
 
 def test_records_carry_this_version():
     assert experiments._current_version() == fedlib.__version__
+
+
+# ---------------------------------------------------------------------------------------------- the Ray backend
+class _RayStub:
+    """What run_many asks of the Ray backend (fanout's connect_ray, ray_tasks, ray_module and `ray.shutdown`),
+    recorded; the runs themselves execute in this process."""
+
+    def __init__(self, monkeypatch, owned=True):
+        import sys
+        import types
+
+        self.calls = []
+        self.module = types.ModuleType("ray")
+        self.module.shutdown = lambda: self.calls.append(("shutdown",))
+        monkeypatch.setitem(sys.modules, "ray", self.module)
+        monkeypatch.setattr(fanout, "ray_module", lambda: self.calls.append(("module",)) or self.module)
+        monkeypatch.setattr(fanout, "connect_ray", lambda workers: self.calls.append(("connect", workers)) or owned)
+        monkeypatch.setattr(fanout, "cluster_gpus", lambda: 0.0)
+        monkeypatch.setattr(fanout, "ray_tasks", lambda jobs, cpus, gpus: self.calls.append(
+            ("tasks", sorted(jobs), cpus, gpus)) or fanout.serial(jobs))
+
+
+def test_the_ray_backend_gets_the_runs_their_cpus_and_gpu_shares_and_is_closed(tmp_path, monkeypatch, capsys):
+    ray = _RayStub(monkeypatch)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    cfgs = [TINY, {**TINY, "seed": 1}]
+    fps = sorted(experiments.fingerprint(c) for c in cfgs)
+    cpus = 3                                      # the local cluster's CPUs (a stub: no process starts)
+    records = experiments.run_many(cfgs, tmp_path, workers=cpus, backend="ray")
+    assert [r["fingerprint"] for r in records] == [experiments.fingerprint(c) for c in cfgs]
+    assert ray.calls == [("module",), ("connect", 3), ("tasks", fps, 1, {fp: 0.0 for fp in fps}), ("shutdown",)]
+    assert capsys.readouterr().out.splitlines()[0].endswith("2 to run on Ray (local cluster); cache " + str(tmp_path))
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    experiments.run_many([{**TINY, "seed": 2}], tmp_path, backend="ray", cpus_per_run=2, gpus_per_run=0.5)
+    assert ray.calls[-2:] == [("tasks", [experiments.fingerprint({**TINY, "seed": 2})], 2, {
+        experiments.fingerprint({**TINY, "seed": 2}): 0.5}), ("shutdown",)]
+    assert "1 to run on Ray (10.0.0.1:6379)" in capsys.readouterr().out
+
+
+def test_a_ray_session_already_running_is_left_open_and_the_process_backend_never_touches_ray(tmp_path, monkeypatch):
+    ray = _RayStub(monkeypatch, owned=False)
+    experiments.run_many([TINY], tmp_path / "a", backend="ray", verbose=False)
+    assert ("shutdown",) not in ray.calls and ray.calls[0] == ("module",)
+    ray.calls.clear()
+    experiments.run_many([TINY], tmp_path / "b", backend="process", verbose=False)
+    assert ray.calls == []
+
+
+# ---------------------------------------------------------------------------------------------- progress, cache
+def test_the_bar_counts_every_finished_run(tmp_path, monkeypatch):
+    seen = []
+
+    class Bar:
+        def update(self, n):
+            seen.append(n)
+
+        def close(self):
+            seen.append("closed")
+
+    monkeypatch.setattr(experiments, "_bar", lambda total, label, verbose: seen.append((total, label, verbose))
+                        or Bar())
+    experiments.run_many([TINY, {**TINY, "seed": 1}], tmp_path, label="grid", verbose=False)
+    assert seen == [(2, "grid", False), 1, 1, "closed"]
+
+
+def test_a_progress_line_shows_the_runs_own_time_and_the_time_so_far(tmp_path, monkeypatch, capsys):
+    import re
+
+    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: {
+        "fingerprint": experiments.fingerprint(cfg), "summary": {"status": "ok", "rounds_run": 3, "wall_s": 12.34}})
+    experiments.run_many([TINY], tmp_path / "timed", verbose=True)
+    lines = capsys.readouterr().out.splitlines()
+    timing = re.fullmatch(r".*: ok, 3 rounds, best acc n/a \(12\.3s; (\d+)s elapsed\)", lines[1])
+    assert timing and int(timing.group(1)) < 600
+    done = re.fullmatch(r"\[runs\] done: 1 run\(s\) in (\d+\.\d)s", lines[2])
+    assert done and float(done.group(1)) < 600
+    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: {"fingerprint": experiments.fingerprint(cfg)})
+    experiments.run_many([TINY], tmp_path / "bare", verbose=True)
+    assert capsys.readouterr().out.splitlines()[1].endswith(": ?, ? rounds, best acc n/a (0.0s; 0s elapsed)")
+
+
+def test_a_run_after_a_record_that_cannot_be_written_is_still_written(tmp_path, monkeypatch):
+    real = experiments.write_record_atomic
+    full = experiments.fingerprint({**TINY, "seed": 1})
+    monkeypatch.setattr(experiments, "write_record_atomic", lambda path, record: (_ for _ in ()).throw(
+        OSError(28, "No space left on device")) if path.stem == full else real(path, record))
+    with pytest.raises(experiments.RunsFailed):
+        experiments.run_many([{**TINY, "seed": s} for s in (0, 1, 2)], tmp_path, verbose=False)
+    assert experiments.load_cached({**TINY, "seed": 2}, tmp_path) is not None
+
+
+def test_the_cache_directory_is_created_with_its_parents(tmp_path):
+    experiments.run_many([TINY], tmp_path / "a" / "b", verbose=False)
+    assert experiments.load_cached(TINY, tmp_path / "a" / "b") is not None
+
+
+def test_a_temporary_file_that_vanishes_while_its_writer_is_checked_is_no_error(tmp_path, monkeypatch):
+    gone = tmp_path / ".a.json.999999999.tmp"
+    gone.write_text("x")
+
+    def kill(pid, sig):
+        gone.unlink()                             # another process cleaned it up meanwhile
+        raise ProcessLookupError
+
+    monkeypatch.setattr(os, "kill", kill)
+    experiments._remove_orphan_tmp(tmp_path)
+    assert not gone.exists()
