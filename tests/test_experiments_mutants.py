@@ -93,8 +93,16 @@ def test_orphan_temporary_files_of_dead_writers_are_removed(tmp_path):
     other = tmp_path / "d.json.999999999.tmp"                # not hidden: not a temporary file of ours
     for p in (dead, alive, odd, other):
         p.write_text("x")
-    experiments._remove_orphan_tmp(tmp_path)
+    import signal
+
+    received = []                                 # the check asks whether the writer lives: it sends no signal
+    before = signal.signal(signal.SIGHUP, lambda sig, frame: received.append(sig))
+    try:
+        experiments._remove_orphan_tmp(tmp_path)
+    finally:
+        signal.signal(signal.SIGHUP, before)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (alive, odd, other))
+    assert received == []
 
 
 # ---------------------------------------------------------------------------------------------- progress lines
