@@ -12,7 +12,8 @@ mutate only the named functions or methods of a module. For each module the scri
 4. regenerates the mutation section of docs/testing.md, where a survivor listed in scripts/mutants_equivalent.py
    (one line saying why the change cannot alter any result) counts as equivalent.
 
-Not part of CI: a module takes minutes to an hour on two cores.
+Not part of CI: a module takes minutes to an hour on two cores. Runs of different modules may go at once (each
+keeps the rows the others wrote); MUTMUT_TIMEOUT_MULTIPLIER=N stops an endless-loop mutant sooner (mutmut: 15).
 """
 from __future__ import annotations
 
@@ -77,6 +78,11 @@ MODULE_TESTS = {
     # each paper's claim helpers (NAMED below restricts the run to them): hand-made per-seed numbers
     **{f"fedlib/papers/fafed/{name}.py": ["tests/test_fafed_claim_helpers.py", "tests/test_fafed_claims.py"]
        for name in ("common", "fig1", "fig2", "fmnist_accuracy")},
+    # the whole of FAFED's common module: its claim helpers, the numbers they read (final loss, fluctuation), the
+    # settings checks and configuration builders (the pipeline's fast tests)
+    "fedlib/papers/fafed/common.py": ["tests/test_fafed_common_mutants.py", "tests/test_fafed_claim_helpers.py",
+                                      "tests/test_fafed_claims.py", "tests/test_fafed_fluctuation.py",
+                                      "tests/test_fafed_pipeline.py"],
     "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
     "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
     "fedlib/papers/fedadam_ssm/sweep.py": ["tests/test_ssm_claim_helpers.py", "tests/test_ssm_claims.py"],
@@ -120,6 +126,23 @@ MODULE_TESTS = {
                                                                                           "lifeline_server")},
     "fedlib/papers/fadamgt/designs.py": ["tests/test_fadamgt_claims.py", "tests/test_fadamgt_table_claims.py"],
     "fedlib/reporting/rule_v1.py": ["tests/test_committed_claims.py", "tests/test_rule.py"],
+    # the CPU math path in this process (switch, pinning, refusals, flags); the subprocess tests are slow
+    "fedlib/cpu_path.py": ["tests/test_cpu_path_mutants.py", "tests/test_cpu_path.py",
+                           "tests/test_engine_guards.py::test_every_setting_of_the_portable_path_is_pinned"],
+    # running side by side: lock-step's own fast tests, its edges (stand-in simulations), the merged call's time
+    "fedlib/engine/lockstep.py": ["tests/test_lockstep_mutants.py", "tests/test_lockstep.py"] + [
+        f"tests/test_engine_guards.py::test_{name}" for name in (
+            "runs_with_a_seed_dependent_frozen_base_are_never_merged",
+            "a_merged_calls_time_is_charged_to_the_runs_that_shared_it")],
+    # the backends' bookkeeping with a stand-in pool and Ray (the real ones: slow tests), run_many in this process
+    "fedlib/fanout.py": ["tests/test_fanout_mutants.py", "tests/test_fanout.py",
+                         "tests/test_engine_guards.py::test_a_record_of_another_configuration_is_refused"],
+    # run_many in this process (tiny least-squares runs), its cache and refusals; the pools' own tests are slow
+    "fedlib/experiments.py": ["tests/test_experiments_mutants.py", "tests/test_fanout.py",
+                              "tests/test_engine_guards.py::test_a_record_of_another_configuration_is_refused"],
+    # the bit costs: the formulas' own tests (compress re-exports them) and the index bits at powers of two
+    "fedlib/bits.py": ["tests/test_compress_rules.py", "tests/test_ssm_compress.py",
+                       "tests/test_engine_guards.py::test_index_bits_at_powers_of_two"],
 }
 NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_steps,batch_positions,batch,"
                             "run_round,local_work,_merge_active,clip_by_norm",
@@ -260,6 +283,8 @@ def mutmut_config(path: str) -> str:
                f"pytest_add_cli_args_test_selection = {json.dumps(tests + ['-m', 'not slow'])}\n"
                'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
                "use_git_change_detection = false\n")
+    if os.environ.get("MUTMUT_TIMEOUT_MULTIPLIER"):     # an endless-loop mutant stops after this x its tests' time
+        config += f"timeout_multiplier = {float(os.environ['MUTMUT_TIMEOUT_MULTIPLIER'])}\n"   # (mutmut: 15)
     return config
 
 
@@ -377,6 +402,15 @@ def render(results: dict) -> str:
     return out
 
 
+def merged(key: str | None = None, result: dict | None = None) -> dict:
+    """docs/mutation-results.json as it is now, with `result` under `key`: runs of other modules that finished while
+    this one ran (another mutants.py process) keep their rows."""
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    if key is not None:
+        results[key] = result
+    return results
+
+
 def write_docs(results: dict) -> None:
     RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     text = TESTING.read_text()
@@ -428,7 +462,7 @@ def main(argv=None) -> None:
                 import fnmatch
                 chosen = sorted(n for n, code in meta["exit_code_by_key"].items() if code is not None
                                 and any(fnmatch.fnmatchcase(n, p) for p in patterns))
-                results[sampled[0]] = stamped(collect(work, path, chosen))
+                results = merged(sampled[0], stamped(collect(work, path, chosen)))
                 write_docs(results)
             continue
         if args.sample:
@@ -440,7 +474,7 @@ def main(argv=None) -> None:
             every = sorted(n for n in meta["exit_code_by_key"] if any(fnmatch.fnmatchcase(n, p) for p in patterns))
             chosen = sorted(random.Random(args.seed).sample(every, min(args.sample, len(every))))
             run_mutmut(work, chosen)
-            results[f"{key} (sample {len(chosen)} of {len(every)})"] = stamped(collect(work, path, chosen))
+            results = merged(f"{key} (sample {len(chosen)} of {len(every)})", stamped(collect(work, path, chosen)))
             write_docs(results)
             continue
         earlier = SCRATCH / key / "mutants" / (path + ".meta")
@@ -454,9 +488,9 @@ def main(argv=None) -> None:
         else:
             work = prepare(path, names)
             run_mutmut(work, patterns)
-        results[key] = stamped(collect(work, path, patterns))
+        results = merged(key, stamped(collect(work, path, patterns)))
         write_docs(results)
-    write_docs(results)
+    write_docs(merged() if RESULTS.exists() else results)
 
 
 if __name__ == "__main__":

@@ -282,4 +282,76 @@ EQUIVALENT: dict[str, str] = {
         "249,501: 0.9999995, 1.0000015), and above it Γ/Θ ≥ 2.83 (every 1000th d up to the OverflowError at "
         "d ≈ 1.9·10^8; Γ is inf from d ≈ 8.2·10^7, Θ stays finite)"),
     **{f"fedlib.papers.fedadam_ssm.fig1.x_claims__mutmut_{n}": _THETA_LAMBDA for n in (295, 300, 304)},
+    # the CPU math path (fedlib/cpu_path.py)
+    **{f"fedlib.cpu_path.x_{fn}__mutmut_{n}": ("the default is lower-cased (.strip().lower()) before it is compared, "
+                                                "so 'PORTABLE' reads as 'portable'")
+       for fn, n in (("requested", 9), ("switch_refusal", 9), ("refusal", 22))},
+    "fedlib.cpu_path.x_active__mutmut_15": ("an unset MKL_CBWR only has to differ from 'COMPATIBLE,STRICT': 'XXXX' "
+                                            "does as '' does (the path is native either way)"),
+    "fedlib.cpu_path.x_refusal__mutmut_37": ("an unset ATEN_CPU_CAPABILITY only has to differ from 'avx2': 'xxxx' does "
+                                             "as '' does (the torch-came-first line either way)"),
+    # FAFED's common module: the numbers the claim helpers read
+    **{f"fedlib.papers.fafed.common.x_accuracy_status__mutmut_{n}": (
+        "an accuracy curve lies in [0, 1], where convergence.status's default tolerance is the same 0.01")
+       for n in (4, 6)},
+    **{f"fedlib.papers.fafed.common.x_fluctuation__mutmut_{n}": (
+        "integer round numbers: np.polyfit adds 0.0 to x, and np.polyval's first step (0 · t + p0) makes the sum "
+        "float64, with the same exact small integers as t") for n in (16, 18)},
+    "fedlib.papers.fafed.common.x__positive__mutmut_3": "schema.scalar's check never reads its block argument",
+    # lock-step runs (fedlib/engine/lockstep.py)
+    **{f"fedlib.engine.lockstep.x__lockstep__mutmut_{n}": (
+        "a greenlet's parent defaults to the greenlet that creates it, here the coordinator") for n in (21, 23)},
+    "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_2": (
+        "never read: every lane still live after its turn has asked for gradients (its request set) or finished"),
+    "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_4": (
+        "never read: the loop drives every lane until it finishes, and body() sets lane.error before lane.done"),
+    "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_5": "lane.done is only read as a truth value: None is falsy",
+    "fedlib.engine.lockstep.xǁ_Laneǁ__init____mutmut_7": "overwritten by the lane's greenlet right after it is built",
+    **{f"fedlib.papers.fafed.common.x__method_hparams__mutmut_{n}": (
+        "the checks it calls (schema.scalar through _positive, schema.hparams_of) never read the block; only "
+        "schema.rows does") for n in (10, 16)},
+    **{f"fedlib.papers.fafed.common.x_{fn}__mutmut_2": (
+        "'F' differs from 'f' only for inf and nan, which never reach this format (mean_sd returns 'diverged' for a "
+        "non-finite value first; status_text prints no nan change, and a change of finite losses is finite)")
+       for fn in ("mean_sd", "status_text")},
+    "fedlib.papers.fafed.common.x_statuses__mutmut_11": ("pandas' groupby treats sort=None as sort=False (groups in "
+                                                          "first-seen order)"),
+    "fedlib.papers.fafed.common.x_statuses__mutmut_19": (
+        "grouping by a list of keys gives tuple keys in pandas ≥ 2, also for one key: the wrap never happens"),
+    # where the runs execute (fedlib/fanout.py)
+    **{f"fedlib.fanout.x__dead__mutmut_{n}": (
+        "exit code 0 (like None and −SIGTERM) is left out before this test, so < 0, <= 0 and < 1 agree on every "
+        "integer code that reaches it") for n in (7, 8)},
+    **{f"fedlib.fanout.x_process_pool__mutmut_{n}": (
+        "sys.stderr is line-buffered (Python ≥ 3.9) and the message ends with a newline: it is written at once "
+        "either way") for n in (18, 21, 29)},
+    **{f"fedlib.fanout.x_ray_tasks__mutmut_{n}": (
+        "the default of cfg.get is never used: the line runs only when cfg['cpu_path'] is one of the paths")
+       for n in (34, 36, 39, 40)},
+    "fedlib.fanout.x_ray_tasks__mutmut_67": "the argument removed is ray.wait's default (num_returns=1)",
+    "fedlib.engine.lockstep.x__lockstep__mutmut_38": (
+        "runs are merged only when their oracles agree on everything a call reads (model class, task, parameter "
+        "names and shapes, chunking, precision; no frozen weights or buffers): the call is the same from either"),
+    "fedlib.fanout.x__pool__mutmut_48": ("a ProcessPoolExecutor always has `_processes` (None once shut down, which "
+                                        "`or {}` handles): getattr's default is never used"),
+    "fedlib.engine.lockstep.x__answer__mutmut_10": (
+        "merged runs have the same parameter count d (mergeable compares the shapes): points.shape[1:] = (d,) is "
+        "the same for every waiting run, as shape[2:] = () is"),
+    "fedlib.engine.lockstep.x__answer__mutmut_49": (
+        "never read before it is set again: a lane still live after its next turn has asked anew or finished"),
+    "fedlib.engine.lockstep.x_run_together__mutmut_17": (
+        "only when no configuration resolved: nothing runs inside the block, and torch_threads restores the count"),
+    "fedlib.engine.lockstep.x__cat__mutmut_4": (
+        "the parts are merged only when their inputs agree in _shape, Nones included: a column is None in every part "
+        "or in none, so testing the first or the second part is the same"),
+    # run_many (fedlib/experiments.py)
+    **{f"fedlib.experiments.x__log__mutmut_{n}": "print's default file is sys.stdout, looked up at each call"
+       for n in (2, 5)},
+    **{f"fedlib.experiments.x__remove_orphan_tmp__mutmut_{n}": (
+        "a temporary file is named .<record>.<pid>.tmp: the second field from the right is the pid whatever "
+        "rsplit's maxsplit (2, 3 or none)") for n in (9, 12)},
+    "fedlib.experiments.x_run_many__mutmut_59": (
+        "a repeated fingerprint is looked up again and stored under the same key with the same value (its cached "
+        "record, or its configuration to run)"),
+    "fedlib.experiments.x_run_many__mutmut_106": "ray_owned is only read as a truth value: None is falsy like False",
 }

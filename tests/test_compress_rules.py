@@ -12,6 +12,7 @@ from fedlib.compress import (
     index_bits,
     keep_count,
     mask_bits,
+    sparse_bits,
     sparsify,
     stochastic_quantize,
     topk_mask,
@@ -25,6 +26,12 @@ def test_bit_helpers_default_to_one_dense_vector_and_exact_log2():
     with pytest.raises(ValueError) as exc:
         index_bits(8, "floor")
     assert str(exc.value) == "index-bit mode 'floor' is not known; allowed: exact, ceil"
+
+
+def test_sparse_bits_passes_the_index_bit_mode_on():
+    """d = 1000: exact log2 d = 9.97 bits per index, ceil 10; 10 indices (100 bits) are cheaper than the bitmap."""
+    assert sparse_bits(1000, 10, values=3, masks=1, mode="ceil") == 3 * 10 * 32 + 10 * 10
+    assert sparse_bits(1000, 10, values=3, masks=1) == pytest.approx(3 * 10 * 32 + 10 * np.log2(1000), rel=1e-15)
 
 
 @pytest.mark.parametrize("ratio", [0.0, -0.1, 1.5, 2.0])

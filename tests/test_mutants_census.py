@@ -38,3 +38,13 @@ def test_the_census_command_lists_and_exits_zero():
                          text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1].endswith("modules, each with a test selection")
+
+
+def test_a_run_keeps_the_rows_another_run_wrote_meanwhile(tmp_path, monkeypatch):
+    results = tmp_path / "mutation-results.json"
+    monkeypatch.setattr(mutants, "RESULTS", results)
+    assert mutants.merged("bits", {"counts": {"killed": 1}}) == {"bits": {"counts": {"killed": 1}}}
+    results.write_text('{"fanout": {"counts": {"killed": 2}}}')            # written by another process
+    assert mutants.merged("bits", {"counts": {"killed": 1}}) == {"fanout": {"counts": {"killed": 2}},
+                                                                "bits": {"counts": {"killed": 1}}}
+    assert mutants.merged() == {"fanout": {"counts": {"killed": 2}}}
