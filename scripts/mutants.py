@@ -36,10 +36,9 @@ REFERENCE = "tests/test_reference_algorithms.py"
 RULES = "tests/test_algorithm_rules.py"
 # The fast tests that exercise each algorithm module: the reference comparison kills almost every mutant; the rules
 # and communication tests pin refusals and counts. (The paper test files add identities but run much longer.)
-ALGORITHM_TESTS = {name: [REFERENCE, RULES, "tests/test_comm.py"] for name in (
-    "fedavg", "scaffold", "localadam", "adam", "fedlada", "tracking", "fedopt", "fedmim", "fedcm", "feddyn",
-    "fedsam", "naive_adaptive", "stem", "fafed", "fedadam_local", "fedadam_sparse", "onebit_adam",
-    "efficient_adam", "base")}
+# every module of fedlib/algorithms/ (read from the package: a new algorithm module gets this selection)
+ALGORITHM_TESTS = {p.stem: [REFERENCE, RULES, "tests/test_comm.py"]
+                   for p in sorted((ROOT / "fedlib" / "algorithms").glob("*.py")) if p.stem not in ("__init__", "hparams")}
 for name in ("tracking", "adam", "localadam", "fedlada"):       # the parameter-tracking identities (T1–T11)
     ALGORITHM_TESTS[name].append("tests/test_param_tracking.py")
 MODULE_TESTS = {
@@ -84,6 +83,7 @@ MODULE_TESTS = {
                                       "tests/test_fafed_claims.py", "tests/test_fafed_fluctuation.py",
                                       "tests/test_fafed_pipeline.py"],
     "fedlib/papers/fedmim/common.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
+    "fedlib/reporting/accuracy.py": ["tests/test_fedmim_claim_helpers.py", "tests/test_fedmim_claims.py"],
     "fedlib/papers/fadamgt/common.py": ["tests/test_fadamgt_claim_helpers.py", "tests/test_fadamgt_claims.py"],
     "fedlib/papers/fedadam_ssm/sweep.py": ["tests/test_ssm_claim_helpers.py", "tests/test_ssm_claims.py"],
     # the claim functions inside the artefact modules (NAMED below): the paper's claim tests
@@ -125,7 +125,6 @@ MODULE_TESTS = {
     **{f"fedlib/{name}.py": ["tests/test_lifeline.py", "tests/test_fanout.py"] for name in ("lifeline",
                                                                                           "lifeline_server")},
     "fedlib/papers/fadamgt/designs.py": ["tests/test_fadamgt_claims.py", "tests/test_fadamgt_table_claims.py"],
-    "fedlib/reporting/rule_v1.py": ["tests/test_committed_claims.py", "tests/test_rule.py"],
     # the CPU math path in this process (switch, pinning, refusals, flags); the subprocess tests are slow
     "fedlib/cpu_path.py": ["tests/test_cpu_path_mutants.py", "tests/test_cpu_path.py",
                            "tests/test_engine_guards.py::test_every_setting_of_the_portable_path_is_pinned"],
@@ -135,7 +134,7 @@ MODULE_TESTS = {
             "runs_with_a_seed_dependent_frozen_base_are_never_merged",
             "a_merged_calls_time_is_charged_to_the_runs_that_shared_it")],
     # the backends' bookkeeping with a stand-in pool and Ray (the real ones: slow tests), run_many in this process
-    "fedlib/fanout.py": ["tests/test_fanout_mutants.py", "tests/test_fanout.py",
+    "fedlib/fanout.py": ["tests/test_fanout_mutants.py", "tests/test_fanout.py", "tests/test_lockstep_mutants.py",
                          "tests/test_engine_guards.py::test_a_record_of_another_configuration_is_refused"],
     # run_many in this process (tiny least-squares runs), its cache and refusals; the pools' own tests are slow
     "fedlib/experiments.py": ["tests/test_experiments_mutants.py", "tests/test_fanout.py",
@@ -147,21 +146,23 @@ MODULE_TESTS = {
 NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_steps,batch_positions,batch,"
                             "run_round,local_work,_merge_active,clip_by_norm",
          # the run-cache key: the semantic dict, its hash, and the adaptive fields an algorithm reads
-         "config-fingerprint": "fedlib/config.py::semantic_dict,fingerprint,algorithm_reads,drop_unread,"
-                               "_unread_adaptive",
+         "config-fingerprint": "fedlib/config.py::semantic_dict,flat_dict,fingerprint,algorithm_reads,drop_unread,"
+                               "adaptive_setting,_same,_typed",
          # FAFED's claim helpers: per-seed selection, censoring, the comparison directions, and two artefacts' claims
-         "fafed-claims": "fedlib/papers/fafed/common.py::by_seed,censor_cap,side,lower,higher,below,above,not_testable",
+         "fafed-claims": "fedlib/papers/fafed/common.py::censor_cap,side,lower,higher,below,above,not_testable",
          "fafed-fig1-claims": "fedlib/papers/fafed/fig1.py::claims",
          "fafed-fig2-claims": "fedlib/papers/fafed/fig2.py::_setting,_side,_beats,_moving,claims",
          "fafed-accuracy-claims": "fedlib/papers/fafed/fmnist_accuracy.py::_side,_best,_falls,_for_information,"
                                   "_moving,claims",
          # FedMIM's claim helpers: selection, per-seed sides, paired comparisons of values and of differences, the
          # convergence notes and the verdict wrapper
-         "fedmim-claims": "fedlib/papers/fedmim/common.py::select,by_seed,mean_curve,cell_status,data_label,side,"
-                          "versus,differences,compare_differences,_where_text,method_name,verdict,convergence_notes,"
-                          "inconsistent_note,missing_rows",
+         "fedmim-claims": "fedlib/papers/fedmim/common.py::data_label,versus,compare_differences,_where_text,"
+                          "method_name,verdict,inconsistent_note,missing_rows",
+         # the accuracy-table helpers the papers share (moved out of FedMIM's package)
+         "accuracy-claims": "fedlib/reporting/accuracy.py::select,by_seed,mean_curve,cell_status,side,differences,"
+                            "convergence_notes",
          # FAdamGT's claim helpers: target levels, costs read off the curves, cost sides and comparisons, sensitivity
-         "fadamgt-claims": "fedlib/papers/fadamgt/common.py::step,level,stop_entry,rows_by_data,cost_runs,side,"
+         "fadamgt-claims": "fedlib/papers/fadamgt/common.py::step,level,stop_entry,cost_runs,side,"
                            "cost_paired,with_sensitivity",
          # FedAdam-SSM's sweep claims (Figures 3-5): per-seed sides, the peak and monotone claims, their notes
          "ssm-sweep-claims": "fedlib/papers/fedadam_ssm/sweep.py::_name,_values,final_side,rtt_side,_status_of,"

@@ -66,12 +66,12 @@ def test_pin_environment_writes_every_portable_variable_and_the_switch():
                      "FEDLIB_CPU_PATH": "portable", "PATH": "/bin"}
 
 
-def test_pin_at_import_pins_before_torch_loads_and_keeps_a_users_setting(env):
+def test_pin_pins_before_torch_loads_and_keeps_a_users_setting(env):
     env.delitem(sys.modules, "torch")                    # as if torch had not loaded yet
     env.setenv("MKL_CBWR", "AVX2")
     import os
 
-    assert cpu_path.pin_at_import() is True and cpu_path.pinned_here() is True
+    assert cpu_path.pin() is True and cpu_path.pinned_here() is True
     assert {k: os.environ.get(k) for k in KEYS} == {"FEDLIB_CPU_PATH": "portable", "ATEN_CPU_CAPABILITY": "avx2",
                                                      "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "SSE41"}
     assert cpu_path.user_settings() == {"MKL_CBWR": "AVX2"}
@@ -80,14 +80,14 @@ def test_pin_at_import_pins_before_torch_loads_and_keeps_a_users_setting(env):
 
 
 @pytest.mark.parametrize("torch_loaded, switch", [(True, None), (False, "native"), (False, "fast")])
-def test_pin_at_import_leaves_the_process_alone_after_torch_or_off_portable(env, torch_loaded, switch):
+def test_pin_leaves_the_process_alone_after_torch_or_off_portable(env, torch_loaded, switch):
     import os
 
     if not torch_loaded:
         env.delitem(sys.modules, "torch")
     if switch:
         env.setenv(SWITCH, switch)
-    assert cpu_path.pin_at_import() is False and cpu_path.pinned_here() is False
+    assert cpu_path.pin() is False and cpu_path.pinned_here() is False
     assert {k: os.environ.get(k) for k in KEYS} == {k: (switch if k == SWITCH else None) for k in KEYS}
 
 
@@ -124,8 +124,8 @@ def test_what_the_process_has_is_never_refused(env):
 def test_native_is_refused_in_a_process_on_the_portable_path(env):
     _portable(env)
     assert cpu_path.refusal("native") == (
-        "cpu_path=native: this process pinned the portable CPU path when fedlib was imported; start Python with "
-        "FEDLIB_CPU_PATH=native (or import torch before fedlib) for the host's native kernels "
+        "cpu_path=native: this process pinned the portable CPU path (fedlib.set_up_process); start Python with "
+        "FEDLIB_CPU_PATH=native (or run without fedlib.set_up_process) for the host's native kernels "
         "(allowed: auto, portable, native)")
 
 
@@ -144,9 +144,10 @@ AVX2_LINE = ("cpu_path=portable needs a CPU with AVX2 (the portable path runs AT
 
 
 def _loaded_first(cap: str) -> str:
-    return (f"cpu_path=portable: this process already runs torch's {cap} kernels (torch was imported before fedlib, "
-            "or FEDLIB_CPU_PATH=native); import fedlib before torch, start Python with FEDLIB_CPU_PATH=portable, or "
-            "use cpu_path=native (allowed: auto, portable, native)")
+    return (f"cpu_path=portable: this process already runs torch's {cap} kernels (torch was imported before "
+            "fedlib.set_up_process() pinned the path, or FEDLIB_CPU_PATH=native); call fedlib.set_up_process() before "
+            "torch loads, start Python with FEDLIB_CPU_PATH=portable, or use cpu_path=native (allowed: auto, "
+            "portable, native)")
 
 
 @pytest.mark.parametrize("pinned, switch, aten, line", [

@@ -216,7 +216,7 @@ def test_a_record_from_the_worker_must_be_a_record_of_its_configuration():
 def test_duplicates_run_once_cached_runs_are_read_back_and_force_recomputes(tmp_path, monkeypatch):
     ran = []
     real = fanout.execute
-    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: ran.append(cfg["seed"]) or real(cfg))
+    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: ran.append(cfg.seed) or real(cfg))
     first = experiments.run_many([TINY, TINY, {**TINY, "seed": 1}], tmp_path, verbose=False)
     assert ran == [0, 1] and first[0] == first[1] and first[0]["config"]["progress"] is False
     again = experiments.run_many([{**TINY, "seed": 1}, TINY], tmp_path, verbose=False)
@@ -276,7 +276,7 @@ def test_runs_on_another_cpu_path_go_to_fresh_workers(tmp_path, monkeypatch):
     monkeypatch.setattr(fanout, "process_pool", lambda jobs, workers, path: asked.append((len(jobs), workers, path))
                         or iter([(fp, {"fingerprint": fp}) for fp in jobs]))
     experiments.run_many([{**TINY, "cpu_path": other}], tmp_path, workers=1, verbose=False)
-    assert asked == [(1, 2, other)]
+    assert asked == [(1, 1, other)]                   # one fresh worker: the count it was given
     here = cpu_path.active()
     experiments.run_many([{**TINY, "cpu_path": here, "seed": s} for s in (0, 1)], tmp_path, workers=3, verbose=False)
     assert asked[1] == (2, 3, here)

@@ -54,29 +54,15 @@ SETTINGS = {"run": {"partition": "similarity"},
                          "cifar10": {"dataset": "cifar10"}}}
 
 
-@pytest.mark.parametrize("partition, level", [("similarity", "low"), ("fafed_moderate", "moderate"),
-                                              ("fafed_high", "high")])
-def test_a_run_is_placed_at_the_level_of_its_partition(partition, level):
-    assert K.level_of({"config": {"partition": partition}}, SETTINGS) == level
-
-
-def test_a_partition_of_no_level_is_refused_naming_it():
-    with pytest.raises(ValueError) as exc:
-        K.level_of({"config": {"partition": "iid"}}, SETTINGS)
-    assert str(exc.value) == "a run with partition 'iid' matches no heterogeneity setting"
-
-
-@pytest.mark.parametrize("dataset, model, row", [("mnist", "cnn_fafed_mnist", "mnist"),
-                                                 ("digits", "mlp_small", "digits"), ("digits", "cnn", "digits")])
-def test_a_run_is_placed_in_the_row_of_its_dataset_and_model(dataset, model, row):
-    assert K.row_of({"config": {"dataset": dataset, "model": model}}, SETTINGS) == row
-
-
-@pytest.mark.parametrize("dataset, model", [("mnist", "cnn"), ("cifar10", "cnn_fafed_cifar")])
-def test_a_run_of_no_row_is_refused_naming_it(dataset, model):
-    with pytest.raises(ValueError) as exc:
-        K.row_of({"config": {"dataset": dataset, "model": model}}, SETTINGS)
-    assert str(exc.value) == f"a run on {dataset}/{model} matches no row"
+def test_image_cells_are_labelled_with_their_row_and_level_and_take_the_levels_fields():
+    """The labels say which cell a run belongs to (no builder reads the level back from the partition)."""
+    block = {**SETTINGS, "run": {}, "algorithms": ["fafed"], "seeds": [0, 1],
+             "tuned": {lv: {"fafed": {"lr": 0.01}} for lv in ("low", "moderate", "high")}}
+    cells = K.image_cells(block, ["low", "high"])
+    assert [(lab["row"], lab["level"], lab["seed"]) for lab, _ in cells] == [
+        (row, lv, s) for row in ("mnist", "digits") for lv in ("low", "high") for s in (0, 1)]
+    assert {(lab["level"], cfg.get("partition"), cfg.get("batch_size")) for lab, cfg in cells} == {
+        ("low", None, 5), ("high", "fafed_high", None)}
 
 
 # ---------------------------------------------------------------------------------------------- frames
@@ -155,18 +141,18 @@ def test_an_image_run_layers_run_tuned_entry_level():
     assert type(cfg["seed"]) is int
     own = K.image_config(IMAGE, IMAGE["datasets"]["mnist"], "low", "fafed", 0, hparams={"lr": 0.3})
     assert own["lr"] == 0.3 and "fafed_rho" not in own
-    assert K.image_configs(IMAGE, ["low"]) == [K.image_config(IMAGE, IMAGE["datasets"]["mnist"], "low", "fafed", s)
-                                               for s in (0, 1)]
+    assert [cfg for _, cfg in K.image_cells(IMAGE, ["low"])] == [
+        K.image_config(IMAGE, IMAGE["datasets"]["mnist"], "low", "fafed", s) for s in (0, 1)]
 
 
 LM = {"run": {"rounds": 10, "lr": 0.5, "server_lr": 1.0}, "rows": ["wt2"], "datasets": {"wt2": {"dataset": "pydoc_text",
                                                                                            "rounds": 4}},
       "hparams": {"fafed": {"fafed_rho": 0.1, "rounds": 9}},
-      "lr": {"fafed": 2.0, "stem": None}, "server_lr": {"fedams": 0.03, "fafed": 0.0}}
+      "lr": {"fafed": 2.0, "stem": None}, "server_lr": {"fedams": 0.03, "fafed": 0.5}}
 
 
 def test_a_language_model_run_layers_run_hparams_entry_and_its_step_sizes():
-    assert K.lm_config(LM, "fafed", 1) == {"rounds": 4, "lr": 2.0, "server_lr": 1.0, "fafed_rho": 0.1,
+    assert K.lm_config(LM, "fafed", 1) == {"rounds": 4, "lr": 2.0, "server_lr": 0.5, "fafed_rho": 0.1,
                                            "dataset": "pydoc_text", "algorithm": "fafed", "seed": 1}
     assert K.lm_config(LM, "fedams", 2) == {"rounds": 4, "lr": 0.5, "server_lr": 0.03, "dataset": "pydoc_text",
                                             "algorithm": "fedams", "seed": 2}
@@ -184,14 +170,6 @@ def _refusal(check, value, where="fafed.x"):
     with pytest.raises(SettingsError) as exc:
         check(value, where, {})
     return str(exc.value)
-
-
-def test_server_step_sizes_must_be_positive_numbers():
-    check = K.SERVER_LR.check
-    check({"fafed": 1, "fedams": 0.03}, "fafed.server_lr", {})
-    assert _refusal(check, {"fedams": 0}, "fafed.server_lr") == "fafed.server_lr.fedams: 0 must be > 0"
-    assert _refusal(check, {"fedams": -0.5}, "fafed.server_lr") == "fafed.server_lr.fedams: -0.5 must be > 0"
-    assert _refusal(check, {"fedams": "1"}, "fafed.server_lr") == "fafed.server_lr.fedams: '1' must be float"
 
 
 def test_tuned_values_name_every_level_and_check_lr_server_lr_and_the_methods_own():

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from fedlib import fanout
 from fedlib.engine import lockstep, resolve
 from fedlib.engine.simulation import Simulation
 
@@ -76,17 +77,17 @@ def test_the_shape_of_a_parameter_counts_not_only_its_name(pair):
     {**DIGITS, "model": "tiny_gpt2_lora"},                   # a frozen base
 ])
 def test_configurations_that_are_not_grouped(cfg):
-    assert lockstep.groupable(DIGITS) and not lockstep.groupable(cfg)
+    assert fanout.groupable(DIGITS) and not fanout.groupable(cfg)
 
 
 def test_a_group_holds_at_most_eight_runs_and_the_tail_is_filled_from_the_end():
     jobs = {s: resolve({**DIGITS, "seed": s}).to_dict() for s in range(17)}
-    assert lockstep.groups(jobs) == [list(range(8)), list(range(8, 16)), [16]]
-    assert lockstep.groups(jobs, singles_at_end=1) == [list(range(8)), list(range(8, 16)), [16]]
-    assert lockstep.groups(jobs, singles_at_end=2) == [list(range(8)), *([s] for s in range(8, 17))]
+    assert fanout.groups(jobs) == [list(range(8)), list(range(8, 16)), [16]]
+    assert fanout.groups(jobs, singles_at_end=1) == [list(range(8)), list(range(8, 16)), [16]]
+    assert fanout.groups(jobs, singles_at_end=2) == [list(range(8)), *([s] for s in range(8, 17))]
     # a configuration without a round cap sorts as if it had none to do
     jobs = {"open": {**DIGITS, "rounds": None, "seed": 1}, "capped": resolve({**DIGITS, "seed": 0}).to_dict()}
-    assert lockstep.groups(jobs) == [["capped"], ["open"]]
+    assert fanout.groups(jobs) == [["capped"], ["open"]]
 
 
 def test_runs_need_one_thread_count():
@@ -106,13 +107,13 @@ def test_groups_keep_a_last_group_whole_by_default_and_match_configurations_by_c
     from pathlib import Path
 
     jobs = {s: resolve({**DIGITS, "seed": s}).to_dict() for s in range(10)}
-    assert lockstep.groups(jobs) == [list(range(8)), [8, 9]]                 # no singles asked for: none made
+    assert fanout.groups(jobs) == [list(range(8)), [8, 9]]                 # no singles asked for: none made
     a = resolve({**DIGITS, "seed": 0}).to_dict()
     b = dict(reversed(list({**a, "seed": 1}.items())))                        # the same fields in another order
-    assert lockstep.groups({"a": a, "b": b}) == [["a", "b"]]
+    assert fanout.groups({"a": a, "b": b}) == [["a", "b"]]
     # a value JSON has no type for (a path) is compared by its text
     paths = {s: {**jobs[s], "data_dir": Path("/tmp/data")} for s in (0, 1)}
-    assert lockstep.groups(paths) == [[0, 1]]
+    assert fanout.groups(paths) == [[0, 1]]
 
 
 def _numbers(record: dict) -> dict:
