@@ -38,7 +38,8 @@ RULES = "tests/test_algorithm_rules.py"
 # and communication tests pin refusals and counts. (The paper test files add identities but run much longer.)
 # every module of fedlib/algorithms/ (read from the package: a new algorithm module gets this selection)
 ALGORITHM_TESTS = {p.stem: [REFERENCE, RULES, "tests/test_comm.py"]
-                   for p in sorted((ROOT / "fedlib" / "algorithms").glob("*.py")) if p.stem not in ("__init__", "hparams")}
+                   for p in sorted((ROOT / "fedlib" / "algorithms").glob("*.py"))
+                   if p.stem not in ("__init__", "hparams")}
 for name in ("tracking", "adam", "localadam", "fedlada"):       # the parameter-tracking identities (T1–T11)
     ALGORITHM_TESTS[name].append("tests/test_param_tracking.py")
 MODULE_TESTS = {
