@@ -14,7 +14,6 @@ the FAdamGT paper: fedlib/papers/fadamgt/table1_comm.py.
 from __future__ import annotations
 
 from fedlib.algorithms import ALGORITHMS
-from fedlib.algorithms.tracking import tracking_vectors  # noqa: F401  -- re-exported: FAdamET/GT's 3 + Y/S
 
 
 def vectors_per_round(alg_name: str, cfg=None) -> float:

@@ -9,7 +9,7 @@ Quantisation
     stochastic_quantize(u, b)   unbiased b-bit uniform quantiser per row (1 sign bit + b−1 level bits, max-abs scale)
 Error feedback
     error_feedback(x, memory, compress) -> (sent, memory')   sent = compress(x + e), e' = x + e − sent
-Bits (per vector, per device; q = 32-bit floats): fedlib/bits.py, re-exported here
+Bits (per vector, per device; q = 32-bit floats): fedlib/bits.py (no torch)
     sparse_bits(d, k, values, masks)   values·k·q + masks·min(d, k·log2 d)   (bitmap or index list, the cheaper)
     dense_bits(d, vectors), sign_bits(d), stochastic_bits(d, b)
 
@@ -25,18 +25,6 @@ from fractions import Fraction
 
 import torch
 from torch import Tensor
-
-from fedlib.bits import (  # noqa: F401  -- the bit costs live in fedlib/bits.py (no torch); re-exported here
-    MBIT,
-    Q_BITS,
-    SCALE_BITS,
-    dense_bits,
-    index_bits,
-    mask_bits,
-    sign_bits,
-    sparse_bits,
-    stochastic_bits,
-)
 
 
 # ---------------------------------------------------------------------------------------------- sparsification
@@ -122,6 +110,5 @@ def error_feedback(x: Tensor, memory: Tensor, compress: Callable[[Tensor], Tenso
     return sent, u - sent
 
 
-__all__ = ["MBIT", "Q_BITS", "SCALE_BITS", "dense_bits", "descending_rank", "error_feedback", "index_bits",
-           "keep_count", "mask_bits", "scaled_sign", "sign_bits", "sign_plus", "sparse_bits", "sparsify",
-           "stochastic_bits", "stochastic_quantize", "topk_mask"]
+__all__ = ["descending_rank", "error_feedback", "keep_count", "scaled_sign", "sign_plus", "sparsify",
+           "stochastic_quantize", "topk_mask"]

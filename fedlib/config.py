@@ -81,7 +81,7 @@ class RunConfig:
     checkpoint_every: int = 0               # rounds; 0 = no checkpoints
     data_dir: str | None = None          # None = $FEDLIB_DATA or ~/.cache/fedlib
     progress: bool = True
-    # the chosen algorithm's own hyperparameters (fedlib/algorithms/hparams.py); flat keys on the CLI and in YAML
+    # the chosen algorithm's own hyperparameters (fedlib/hparams.py); flat keys on the CLI and in YAML
     hparams: dict[str, Any] = field(default_factory=dict)
     # the chosen model's own settings (fedlib/models: ModelSpec.options, e.g. LoRA rank); flat keys as well
     model_options: dict[str, Any] = field(default_factory=dict)

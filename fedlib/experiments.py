@@ -41,7 +41,6 @@ from fedlib.costs import measured_memory
 from fedlib.engine import resolve
 from fedlib.jsonio import write_json_atomic as write_record_atomic
 from fedlib.outdir import OutputError
-from fedlib.provenance import NUMERIC_SOURCES, source_hash  # noqa: F401  -- re-exported (their home until provenance.py)
 from fedlib.runs import flat_config, show_value, swept_keys
 
 RECORD_SUFFIX = ".json"
@@ -354,4 +353,4 @@ def grid(base: Mapping[str, Any], **axes: Iterable[Any]) -> list[dict]:
 
 
 __all__ = ["RunsFailed", "fingerprint", "grid", "load_cached", "record_path", "resolve_config", "run_many",
-           "source_hash", "well_formed", "write_record_atomic"]
+           "well_formed", "write_record_atomic"]

@@ -1,7 +1,7 @@
 """Typed, validated settings: algorithm-owned hyperparameters and model options as frozen dataclasses of `hp` fields,
 the coercion of CLI strings and YAML values to a field's type, and the reusable rules. A leaf module: it imports
 only fedlib.errors, so models, algorithms and the run configuration all build on it without importing each other
-(`fedlib.algorithms.hparams` re-exports it for the algorithms).
+(the algorithms import it from here).
 
 An algorithm declares its own knobs instead of growing `RunConfig` by a field per paper:
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from fedlib.algorithms import ALGORITHMS
-from fedlib.comm import comm_bits, tracking_vectors, vectors_per_round
+from fedlib.algorithms.tracking import tracking_vectors
+from fedlib.comm import comm_bits, vectors_per_round
 from fedlib.config import RunConfig
 from fedlib.papers.fadamgt.table1_comm import comm_cell, comm_column, comm_table, parse_cell, round_half_up
 

@@ -6,17 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from fedlib.compress import (
-    dense_bits,
-    descending_rank,
-    index_bits,
-    keep_count,
-    mask_bits,
-    sparse_bits,
-    sparsify,
-    stochastic_quantize,
-    topk_mask,
-)
+from fedlib.bits import dense_bits, index_bits, mask_bits, sparse_bits
+from fedlib.compress import descending_rank, keep_count, sparsify, stochastic_quantize, topk_mask
 
 
 def test_bit_helpers_default_to_one_dense_vector_and_exact_log2():

@@ -8,10 +8,10 @@ import torch
 from fedlib import algorithms
 from fedlib.algorithms import fedavg
 from fedlib.algorithms.base import AlgorithmSpec
-from fedlib.algorithms.hparams import hp, in_range
 from fedlib.cli import main
 from fedlib.config import ConfigError, RunConfig
 from fedlib.engine import Simulation, clip_by_norm, resolve
+from fedlib.hparams import hp, in_range
 
 FAST = dict(dataset="digits", n_clients=6, clients_per_round=3, rounds=2, local_steps=2, batch_size=16,
             partition="iid", progress=False, oracle="loop")

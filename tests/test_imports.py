@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -72,17 +73,16 @@ def test_leaf_modules_and_config_import_no_layer_above_them():
             assert "fedlib.config" not in reached, f"{name} imports fedlib.config (use fedlib.errors/fedlib.hparams)"
 
 
-def test_the_old_import_paths_still_work():
-    from fedlib import comm, config, errors, experiments, hparams
-    from fedlib.algorithms import hparams as alg_hparams
-    from fedlib.algorithms.tracking import tracking_vectors
+def test_config_names_its_errors_and_no_shim_is_left():
+    from fedlib import comm, compress, config, errors, experiments, hparams
 
     assert config.ConfigError is errors.ConfigError and config.Refused is errors.Refused
     assert issubclass(config.ConfigError, config.Refused) and issubclass(config.Refused, ValueError)
     assert config.coerce_value is hparams.coerce_value
-    assert all(getattr(alg_hparams, name) is getattr(hparams, name) for name in hparams.__all__)
-    assert comm.tracking_vectors is tracking_vectors
-    assert callable(experiments.source_hash) and "hparams.py" in experiments.NUMERIC_SOURCES
+    # the shims are gone: each name is imported from its home (fedlib/hparams.py, bits.py, provenance.py, tracking)
+    assert importlib.util.find_spec("fedlib.algorithms.hparams") is None
+    assert not hasattr(comm, "tracking_vectors") and not hasattr(experiments, "source_hash")
+    assert not hasattr(compress, "dense_bits") and not hasattr(experiments, "NUMERIC_SOURCES")
 
 
 def test_the_cycle_check_names_a_cycle(tmp_path):

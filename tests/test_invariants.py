@@ -26,11 +26,11 @@ import torch
 
 from fedlib import cpu_path
 from fedlib.algorithms import ALGORITHMS
-from fedlib.algorithms.hparams import fields_of
 from fedlib.config import NON_NUMERIC, ConfigError, RunConfig
 from fedlib.data import PARTITIONERS
 from fedlib.data.base import FedDataset
 from fedlib.engine import Simulation, resolve
+from fedlib.hparams import fields_of
 from fedlib.models import MODELS
 
 SIZES = (5, 9, 3, 12, 7, 4)

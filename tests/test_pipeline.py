@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fedlib import provenance
 from fedlib.config import RunConfig
 from fedlib.papers.fadamgt import reference as P
 from fedlib.reporting import artefact as A
@@ -279,7 +280,7 @@ def test_run_cache_never_trusts_a_half_written_or_foreign_record(tmp_path):
     rec = experiments.run_many([TINY], tmp_path)[0]
     assert json.loads(path.read_text())["fingerprint"] == fp == rec["fingerprint"]
     assert not list(tmp_path.glob(".*.tmp"))
-    assert rec["source_hash"] == experiments.source_hash()
+    assert rec["source_hash"] == provenance.source_hash()
     stale = dict(rec, fedlib_version="0.0.0-old")
     experiments.write_record_atomic(path, stale)
     assert experiments.load_cached(TINY, tmp_path) is None               # other fedlib version: recomputed

@@ -23,9 +23,9 @@ from reference import REFERENCES
 from reference.problem import Draws, Problem, RoundInfo, steps_for
 
 from fedlib.algorithms import ALGORITHMS
-from fedlib.algorithms.hparams import fields_of
 from fedlib.config import ConfigError, drop_unread
 from fedlib.data.base import FedDataset
+from fedlib.hparams import fields_of
 
 TOL = 1e-10
 SIZES = (5, 9, 3, 12, 7, 4)            # very unequal clients: aggregation=size weights and K_i differ

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fedlib.compress import MBIT, Q_BITS
+from fedlib.bits import MBIT, Q_BITS
 from fedlib.papers.fedadam_ssm import ablation
 from fedlib.reporting import claims as C
 

@@ -8,7 +8,8 @@ import torch
 
 from fedlib.algorithms import ALGORITHMS, fedadam_local
 from fedlib.algorithms.base import RoundContext
-from fedlib.compress import keep_count, sparse_bits, topk_mask
+from fedlib.bits import sparse_bits
+from fedlib.compress import keep_count, topk_mask
 from fedlib.config import ConfigError, RunConfig
 from fedlib.engine import Simulation, run
 

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from fedlib.compress import MBIT
+from fedlib.bits import MBIT
 from fedlib.papers.fedadam_ssm import ablation, fig1, fig2, sweep, table1
 from fedlib.papers.fedadam_ssm.budget import dense_rounds_in_budget, onebit_warmup
 from fedlib.reporting import claims as C

@@ -6,20 +6,8 @@ import pytest
 import torch
 
 from fedlib.algorithms.fedadam_sparse import fair_share_scores
-from fedlib.compress import (
-    MBIT,
-    dense_bits,
-    descending_rank,
-    error_feedback,
-    keep_count,
-    mask_bits,
-    scaled_sign,
-    sign_bits,
-    sparse_bits,
-    stochastic_bits,
-    stochastic_quantize,
-    topk_mask,
-)
+from fedlib.bits import MBIT, dense_bits, mask_bits, sign_bits, sparse_bits, stochastic_bits
+from fedlib.compress import descending_rank, error_feedback, keep_count, scaled_sign, stochastic_quantize, topk_mask
 
 
 def loop_topk(row: torch.Tensor, k: int) -> torch.Tensor:

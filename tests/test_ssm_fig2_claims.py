@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from fedlib.compress import MBIT
+from fedlib.bits import MBIT
 from fedlib.papers.fedadam_ssm import fig2
 from fedlib.reporting import claims as C
 

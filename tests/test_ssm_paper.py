@@ -3,7 +3,8 @@ import math
 
 import pytest
 
-from fedlib.compress import MBIT, dense_bits, keep_count, sparse_bits
+from fedlib.bits import MBIT, dense_bits, sparse_bits
+from fedlib.compress import keep_count
 from fedlib.papers.fedadam_ssm import reference as ref
 from fedlib.papers.fedadam_ssm.budget import (
     accuracy_at_budget,

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fedlib.compress import MBIT
+from fedlib.bits import MBIT
 from fedlib.config import RunConfig
 from fedlib.papers.fedadam_ssm import fig2, fig3, table1
 from fedlib.papers.fedadam_ssm import reference as P

@@ -55,7 +55,7 @@ class RoundContext:
 
     @property
     def hp(self):
-        """The algorithm's own hyperparameters (typed dataclass, see fedlib/algorithms/hparams.py), bound to the
+        """The algorithm's own hyperparameters (typed dataclass, see fedlib/hparams.py), bound to the
         resolved configuration."""
         return self.cfg.hp
 

@@ -21,9 +21,10 @@ import torch
 from fedlib.algorithms import adam
 from fedlib.algorithms import fedadam_local as base
 from fedlib.algorithms.base import AlgorithmSpec, weighted_mean
-from fedlib.algorithms.hparams import hp, one_of, positive_int
-from fedlib.compress import error_feedback, scaled_sign, sign_bits, stochastic_bits, stochastic_quantize
+from fedlib.bits import sign_bits, stochastic_bits
+from fedlib.compress import error_feedback, scaled_sign, stochastic_quantize
 from fedlib.errors import ConfigError
+from fedlib.hparams import hp, one_of, positive_int
 
 
 def _at_least_two(name, v):

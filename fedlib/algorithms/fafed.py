@@ -29,8 +29,8 @@ import torch
 from fedlib import elementwise
 from fedlib.algorithms import stem
 from fedlib.algorithms.base import AlgorithmSpec, RoundContext, State, weighted_mean
-from fedlib.algorithms.hparams import hp, in_range, one_of, positive
 from fedlib.algorithms.stem import direction, storm_lr
+from fedlib.hparams import hp, in_range, one_of, positive
 
 
 @dataclass(frozen=True)

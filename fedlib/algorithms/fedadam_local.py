@@ -27,7 +27,7 @@ from torch import Tensor
 from fedlib import elementwise
 from fedlib.algorithms import adam
 from fedlib.algorithms.base import AlgorithmSpec, weighted_mean
-from fedlib.compress import dense_bits
+from fedlib.bits import dense_bits
 
 LR_DEFAULT = 0.001                  # η of the paper (§VII-A)
 

@@ -39,8 +39,9 @@ from torch import Tensor
 from fedlib.algorithms import adam
 from fedlib.algorithms import fedadam_local as base
 from fedlib.algorithms.base import AlgorithmSpec
-from fedlib.algorithms.hparams import hp, in_range, one_of
-from fedlib.compress import dense_bits, descending_rank, keep_count, sparse_bits, sparsify, topk_mask
+from fedlib.bits import dense_bits, sparse_bits
+from fedlib.compress import descending_rank, keep_count, sparsify, topk_mask
+from fedlib.hparams import hp, in_range, one_of
 
 Masks = tuple[Tensor, Tensor, Tensor]
 

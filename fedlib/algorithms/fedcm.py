@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from fedlib.algorithms.base import AlgorithmSpec, RoundContext, State, weighted_mean
-from fedlib.algorithms.hparams import hp, in_range, one_of
+from fedlib.hparams import hp, in_range, one_of
 
 
 @dataclass(frozen=True)

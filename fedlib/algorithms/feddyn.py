@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from fedlib.algorithms.base import AlgorithmSpec, RoundContext, State, sgd_direction, weighted_mean
-from fedlib.algorithms.hparams import hp, positive
+from fedlib.hparams import hp, positive
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ import torch
 from torch import Tensor
 
 from fedlib.algorithms.base import AlgorithmSpec, RoundContext, State, sgd_direction, weighted_mean
-from fedlib.algorithms.hparams import hp, one_of
 from fedlib.errors import ConfigError
+from fedlib.hparams import hp, one_of
 
 
 def _alphas(name: str, v: tuple[float, ...]) -> None:

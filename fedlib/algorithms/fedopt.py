@@ -22,7 +22,7 @@ import torch
 from fedlib import elementwise
 from fedlib.algorithms import fedavg
 from fedlib.algorithms.base import AlgorithmSpec, weighted_mean
-from fedlib.algorithms.hparams import hp, in_range, one_of, positive
+from fedlib.hparams import hp, in_range, one_of, positive
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from torch import Tensor
 
 from fedlib.algorithms import fedavg, fedcm
 from fedlib.algorithms.base import AlgorithmSpec, RoundContext, State, sgd_direction
-from fedlib.algorithms.hparams import hp, nonneg
+from fedlib.hparams import hp, nonneg
 
 SAM_EPS = 1e-7
 

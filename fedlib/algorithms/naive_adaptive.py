@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from fedlib.algorithms.base import AlgorithmSpec, RoundContext, State, sgd_direction, weighted_mean
-from fedlib.algorithms.hparams import hp, in_range
+from fedlib.hparams import hp, in_range
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,10 @@ import torch
 from fedlib.algorithms import adam
 from fedlib.algorithms import fedadam_local as base
 from fedlib.algorithms.base import AlgorithmSpec, weighted_mean
-from fedlib.algorithms.hparams import hp, in_range, one_of
-from fedlib.compress import dense_bits, error_feedback, scaled_sign, sign_bits
+from fedlib.bits import dense_bits, sign_bits
+from fedlib.compress import error_feedback, scaled_sign
 from fedlib.errors import ConfigError
+from fedlib.hparams import hp, in_range, one_of
 
 VARIANTS = ("1B-L", "1B-1", "1B-Lm")
 

@@ -15,9 +15,9 @@ import torch
 
 from fedlib import cpu_path
 from fedlib.algorithms import ALGORITHMS
-from fedlib.algorithms.hparams import to_dict as hparams_to_dict
 from fedlib.config import ConfigError, RunConfig
 from fedlib.data import DATASETS
+from fedlib.hparams import to_dict as hparams_to_dict
 from fedlib.models import MODELS
 from fedlib.oracle import auto_mode
 

@@ -18,7 +18,7 @@ shape. The generic keys:
     server_lr   {algorithm: η_g or null}     optional; as lr, for the global (server) learning rate
     run         {RunConfig field: v}         shared by every run of the artefact: RunConfig fields only, never one
                                              algorithm's own hyperparameter
-    hparams     {algorithm: {name: v}}       optional; an algorithm's own hyperparameters (fedlib/algorithms/hparams.py)
+    hparams     {algorithm: {name: v}}       optional; an algorithm's own hyperparameters (fedlib/hparams.py)
 """
 from __future__ import annotations
 
