@@ -6,7 +6,8 @@ one-line message naming the field and what is allowed.
 
 Kept as one module (over 400 lines) because the fields, their rules and the fingerprint rule (NON_NUMERIC,
 ADAPTIVE_FIELDS) are one contract, the run-cache key, and this module may load only the leaves fedlib.errors and
-fedlib.hparams (tests/test_imports.py), so the lazy registry look-ups and value checks it needs stay here as well.
+fedlib.hparams (tests/pipeline/test_imports.py), so the lazy registry look-ups and value checks it needs stay here as
+well.
 """
 from __future__ import annotations
 
@@ -313,7 +314,7 @@ class RunConfig:
 
 
 #: The only fields left out of the fingerprint: they decide where or how visibly a run happens, never its numbers.
-#: progress prints; a checkpointed run resumes bit-identically (tests/test_resume.py); data_dir only locates files
+#: progress prints; a checkpointed run resumes bit-identically (tests/core/test_resume.py); data_dir only locates files
 #: whose content is checked; state_device only moves the [n, d] state between host and device memory (a copy).
 #: Everything else is in, including fields that change only the round-off: device (resolved to cpu/cuda), threads,
 #: cpu_path, oracle, chunk_size (a vmapped call over fewer clients can take other kernels) and eval_batch_size
@@ -321,8 +322,8 @@ class RunConfig:
 NON_NUMERIC = ("progress", "checkpoint_every", "data_dir", "state_device")
 
 #: Hyperparameters that several adaptive algorithms share (Adam's β1, β2, ε, the v̂ reading, the tracking subset,
-#: FedLADA's α), with their default, the same in every algorithm that has it (tests/test_shared_fields.py). They were
-#: RunConfig fields until 2026-12-05 (`flat_dict` keeps that layout for the keys). A params block shared by several
+#: FedLADA's α), with their default, the same in every algorithm that has it (tests/core/test_shared_fields.py). They
+#: were RunConfig fields until 2026-12-05 (`flat_dict` keeps that layout for the keys). A params block shared by several
 #: algorithms passes its configurations through `drop_unread`, which leaves each algorithm only those it has; given
 #: to an algorithm without it, a value other than the default is refused, so `tracking_size=1` never silently does
 #: nothing for FedAvg.

@@ -11,7 +11,7 @@ from pathlib import Path
 import fedlib
 
 #: fedlib modules whose code decides the numbers of a run (provenance hash stored in each record); every module a run
-#: loads is here or in NOT_NUMERIC (tests/test_imports.py checks it)
+#: loads is here or in NOT_NUMERIC (tests/pipeline/test_imports.py checks it)
 NUMERIC_SOURCES = ("config.py", "hparams.py", "engine", "oracle.py", "metrics.py", "algorithms", "data", "models",
                    "compress.py", "bits.py", "streams.py", "cpu_path.py", "jsonio.py", "elementwise.py")
 

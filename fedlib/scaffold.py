@@ -13,7 +13,7 @@ writes, under the repository root (nothing when it refuses; everything or nothin
     params.yaml                            the section <name>_<artefact>, an `embedded` and a `paper` block
     notebooks/<name>_<artefact>.ipynb      the shared notebook template (fedlib/reporting/notebook.py)
     dvc.yaml                               regenerated from the registry (fedlib/reporting/stages.py)
-    tests/test_<name>_pipeline.py          both blocks resolve; the table and the verdict follow from hand-made
+    tests/papers/<name>/test_<name>_pipeline.py   both blocks resolve; the table and the verdict follow from hand-made
                                            records (confirmed, and refuted when the order flips); the page is written
     docs/papers/<name>.md                  the paper's account (settings, ambiguities), which every report links
 
@@ -94,7 +94,7 @@ from fedlib.reporting.tables import markdown_table, run_frame
 TITLE = $title_line_r
 SOURCE = $source_r
 DESC = $desc_r
-BUDGET_S = 60      # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 60      # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 PARAMS = schema.grid(list(P.METHODS), entry_keys=("dataset", "target_acc", "rounds"))
 METRIC = "final test accuracy (%)"
 
@@ -170,13 +170,13 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
 SECTION = Template('''
 # ------------------------------------------------------------------------------------------------------- $paper
 $section:                       # fedlib/papers/$paper/$artefact.py (written by `fedlib scaffold`); both blocks
-                                 # hold the same keys (tests/test_pipeline.py)
+                                 # hold the same keys (tests/pipeline/test_pipeline.py)
   embedded:
     rows: [cifar10]
     datasets:
       cifar10: {dataset: digits, model: mlp_small, target_acc: 0.8, rounds: 20}
     algorithms: $algorithms
-    seeds: [0, 1, 2, 3, 4]        # statistical verdicts rest on at least five seeds (tests/test_committed_claims.py)
+    seeds: [0, 1, 2, 3, 4]        # verdicts rest on at least five seeds (tests/pipeline/test_committed_claims.py)
     run: {n_clients: 10, clients_per_round: 5, partition: dirichlet, alpha: 0.3, min_client_size: 10, local_steps: 3,
           local_epochs: null, batch_size: 16, eval_every: 5, device: cpu}
   paper:
@@ -184,7 +184,7 @@ $section:                       # fedlib/papers/$paper/$artefact.py (written by 
     datasets:
       cifar10: {dataset: cifar10, model: resnet18, target_acc: 0.8, rounds: 4000}
     algorithms: $algorithms
-    seeds: [0, 1, 2, 3, 4]        # statistical verdicts rest on at least five seeds (tests/test_committed_claims.py)
+    seeds: [0, 1, 2, 3, 4]        # verdicts rest on at least five seeds (tests/pipeline/test_committed_claims.py)
     run: {n_clients: 500, clients_per_round: 10, partition: dirichlet, alpha: 0.3, min_client_size: 1, local_steps: 1,
           local_epochs: 1.0, batch_size: 20, eval_every: 100, device: auto}      # K_i from local_epochs
 ''')
@@ -202,7 +202,7 @@ $test_imports
 from fedlib.reporting.grid import labelled
 from fedlib.reporting.profiles import load_settings
 
-PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
+PARAMS = Path(__file__).resolve().parents[3] / "params.yaml"
 
 
 def settings(profile: str = "embedded") -> dict:
@@ -328,7 +328,7 @@ def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] 
         Path("fedlib/papers") / paper / "__init__.py": PACKAGE.substitute(values),
         Path("fedlib/papers") / paper / "reference.py": REFERENCE.substitute(values),
         Path("fedlib/papers") / paper / f"{artefact}.py": ARTEFACT.substitute(values),
-        Path("tests") / f"test_{paper}_pipeline.py": TEST.substitute(values),
+        Path("tests") / "papers" / paper / f"test_{paper}_pipeline.py": TEST.substitute(values),
         Path(doc): DOC.substitute(values),
         Path("notebooks") / f"{section}.ipynb": _notebook(paper, artefact, f"{title}: {source}",
                                                            f"Final test accuracy of {', '.join(algorithms)} on each "
@@ -471,6 +471,6 @@ def cmd_scaffold(args) -> int:
                                                                 else " (regenerated)" if path.name == "dvc.yaml"
                                                                 else ""))
     section = f"{args.name}_{args.artefact}"
-    print(f"next: python -m pytest -q tests/test_{args.name}_pipeline.py tests/test_stages.py; "
-          f"dvc repro {section}; then docs/extending.md, 'After the scaffold'")
+    print(f"next: python -m pytest -q tests/papers/{args.name}/test_{args.name}_pipeline.py "
+          f"tests/pipeline/test_stages.py; dvc repro {section}; then docs/extending.md, 'After the scaffold'")
     return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the cross-host reference records that tests/test_crosshost.py reruns bitwise.
+"""Write the cross-host reference records that tests/core/test_crosshost.py reruns bitwise.
 
     python scripts/crosshost_reference.py RECORDS.json.gz RUNS_DIR HOST_LABEL > tests/data/crosshost_<host>.json
 

@@ -210,6 +210,14 @@ def _imported_modules(test_source: str) -> set[str]:
     return found
 
 
+def located(entry: str, root: Path = ROOT) -> str:
+    """A MODULE_TESTS entry ("tests/<file>[::selector]", named by its file) at its place under tests/, which mirrors
+    the package (tests/core, tests/pipeline, tests/papers/<paper>): the lists name files, not folders."""
+    name, sep, selector = entry.partition("::")
+    found = sorted((root / "tests").rglob(Path(name).name))
+    return (found[0].relative_to(root).as_posix() if found else name) + sep + selector
+
+
 def census(root: Path = ROOT) -> tuple[dict[str, list[str]], list[str]]:
     """Every module of `root`/fedlib with its test selection: MODULE_TESTS where it names one, else the test files
     that import the module; and the modules that have neither (nor a NOTHING_TO_MUTATE reason)."""
@@ -221,7 +229,8 @@ def census(root: Path = ROOT) -> tuple[dict[str, list[str]], list[str]]:
         if "__pycache__" in path or path in NOTHING_TO_MUTATE:
             continue
         dotted = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-        chosen = MODULE_TESTS.get(path) or [t for t, mods in tests.items() if dotted in mods]
+        chosen = ([located(t, root) for t in MODULE_TESTS[path]] if path in MODULE_TESTS
+                  else [t for t, mods in tests.items() if dotted in mods])
         if chosen:
             selections[path] = chosen
         else:

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRATCH = ROOT / ".planted"
 TESTING = ROOT / "docs" / "testing.md"
 BEGIN, END = "<!-- planted:begin -->", "<!-- planted:end -->"
-NEW_TESTS = ["tests/test_reference_algorithms.py", "tests/test_invariants.py", "tests/test_metrics.py"]
+NEW_TESTS = ["tests/core/test_reference_algorithms.py", "tests/core/test_invariants.py", "tests/core/test_metrics.py"]
 
 
 @dataclass
@@ -87,7 +87,7 @@ PLANTS = [
     Plant("the fingerprint ignores `lr_decay`", "fedlib/config.py",
           'NON_NUMERIC = ("progress", "checkpoint_every", "data_dir", "state_device")',
           'NON_NUMERIC = ("lr_decay", "progress", "checkpoint_every", "data_dir", "state_device")',
-          tests=(*NEW_TESTS, "tests/test_fingerprint_edges.py")),
+          tests=(*NEW_TESTS, "tests/core/test_fingerprint_edges.py")),
     Plant("SCAFFOLD's server control variate averaged over the cohort (1/S) instead of 1/n",
           "fedlib/algorithms/scaffold.py",
           '    c = server["c"] + upload["delta_c"].sum(0) / ctx.n',
@@ -146,7 +146,7 @@ def main() -> None:
     baseline = failing(NEW_TESTS)
     if baseline:
         raise SystemExit(f"the tests fail without any plant: {baseline}")
-    rows = ["| planted bug | file | failing tests (of tests/test_reference_algorithms.py, test_invariants.py, "
+    rows = ["| planted bug | file | failing tests (of tests/core/test_reference_algorithms.py, test_invariants.py, "
             "test_metrics.py; the fingerprint plant also test_fingerprint_edges.py) |", "|---|---|---|"]
     uncaught = []
     for plant in PLANTS:

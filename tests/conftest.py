@@ -12,7 +12,7 @@ import torch  # noqa: E402,I001
 # Tests must be reproducible and fast on 2 cores; keep per-test threading small and caches inside tmp.
 torch.set_num_threads(1)
 
-# Real MNIST t10k files for tests/test_data.py: $FEDLIB_MNIST_T10K, else the data folder that the project's build
+# Real MNIST t10k files for tests/core/test_data.py: $FEDLIB_MNIST_T10K, else the data folder that the project's build
 # machine keeps beside the repository or one of its ancestors (the path parts in _SIBLING_DATA, resolved at run
 # time). A fresh clone has neither, and those tests skip with the reason.
 _SIBLING_DATA = ("shared", "data", "mnist-t10k")

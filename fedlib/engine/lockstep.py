@@ -7,7 +7,7 @@ configuration's Simulation and drives each as a coroutine (a greenlet); the runs
 time, in a fixed order), and when every unfinished run is waiting for gradients, the waiting requests are concatenated
 along the client axis, the oracle runs once, and each run gets its own rows back.
 
-Why a run's record is its record run alone, bit for bit (tests/test_lockstep.py): the clients of a stacked call do
+Why a run's record is its record run alone, bit for bit (tests/core/test_lockstep.py): the clients of a stacked call do
 not interact (every batched product is per client, and the one backward pass is over the sum of the per-client
 losses, whose gradient is exactly 1 for each), and each run's own work (sampling, algorithm, evaluation) runs as
 before, on its own generators, one run at a time. Merged are only runs that share everything the oracle reads:

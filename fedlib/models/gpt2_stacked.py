@@ -6,7 +6,7 @@ ids `[C, B, T]`. The frozen GPT-2 weights are shared, so each frozen projection 
 C·B·T tokens; only the rank-r LoRA corrections are per-client batched products (`bmm`). The arithmetic follows
 transformers' GPT-2 with eager attention and PEFT's LoRA layers step by step (pre-LayerNorm blocks, Conv1D
 projections `x @ W + b`, additive causal + padding mask at the dtype's minimum, tanh GELU, the head read at each
-sequence's last non-pad token); tests/test_stacked_oracle.py checks it against the PEFT module in float64.
+sequence's last non-pad token); tests/core/test_stacked_oracle.py checks it against the PEFT module in float64.
 """
 from __future__ import annotations
 

@@ -21,12 +21,13 @@ writes its dvc.yaml stage from them):
     WORKERS         the stage's worker processes when not the `workers` of params.yaml (e.g. 1: in-process)
     BUDGET_S        seconds its embedded stage may take (papermill's notebook time on the reference 2-core machine);
                     the budgets of all artefacts together stay within PIPELINE_BUDGET_S, and each measured stage
-                    (docs/performance.md, generated from the last `dvc repro`) within its own (tests/test_stages.py)
+                    (docs/performance.md, generated from the last `dvc repro`) within its own
+                    (tests/pipeline/test_stages.py)
 
 An artefact module imports without torch (nothing it loads at module level imports torch; import torch, and the
 engine, inside the functions that run it). Its notebook imports it before `notebook.start`, which pins the portable
 CPU path for the kernel, and that pin must come before torch loads (fedlib/cpu_path.py); a module that loaded torch
-would leave the kernel on the host's native kernels. Checked by tests/test_imports.py (statically, fast).
+would leave the kernel on the host's native kernels. Checked by tests/pipeline/test_imports.py (statically, fast).
 """
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ before anything runs: a misspelt key is refused naming the key, the block and th
 
 The file is read as YAML 1.2, as DVC reads it (ruamel.yaml), so `1e-3` is a float here just as in DVC: by libyaml
 through PyYAML's C loader with the YAML 1.2 core schema's rules for booleans, integers and floats (`Yaml12Loader`),
-30 ms where pure-Python ruamel takes half a second of every notebook's start (tests/test_profiles_yaml.py checks that
-both give the same settings for the project's params.yaml and for the scalars on which YAML 1.1 and 1.2 differ).
+30 ms where pure-Python ruamel takes half a second of every notebook's start (tests/pipeline/test_profiles_yaml.py
+checks that both give the same settings for the project's params.yaml and for the scalars on which YAML 1.1 and 1.2
+differ).
 """
 from __future__ import annotations
 

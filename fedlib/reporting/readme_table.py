@@ -7,7 +7,7 @@ One row per artefact (papers and artefacts in dvc.yaml's order): its report page
 block runs: each paper row with the dataset and model that stand in for it, n and S, the local work (K steps or E
 epochs: a swept grid, or per heterogeneity setting), the number of seeds, and the paper rows it does not run
 (`not_run`; the reason is on the report page). Nothing here is typed by hand, so the README stays true when a
-params.yaml block changes; tests/test_readme.py fails when the committed block differs from what this prints.
+params.yaml block changes; tests/pipeline/test_readme.py fails when the committed block differs from what this prints.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ quantity, hence the same runs); two refutations (or equivalences) when their dec
 it). Inconclusive and not testable claims rest on no decisive comparison and count alone.
 
 The page opens with one paragraph per paper (supports / contradicts / finds absent / cannot test, and what it would
-take), every number in it filled from the verdicts (`tests/test_scorecard.py` reads them back).
+take), every number in it filled from the verdicts (`tests/pipeline/test_scorecard.py` reads them back).
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ One stage per artefact (`fedlib/reporting/artefact.py`: its names follow from th
 the module declares: DESC, FIGURES, BORROWS, SHARES_CACHE, READS_BLOCKS, WORKERS), then `reports_index` over every
 artefact's json and the `plots` list of every figure. A stage's `metrics` is its small `<name>_metrics.json` (claim
 counts and a few headline numbers: fedlib/reporting/dvc_metrics.py), not the full `<name>.json`. Papers in
-alphabetical order, artefacts in each paper's report order (artefact.artefacts). tests/test_stages.py checks that
-the committed dvc.yaml is exactly what this prints.
+alphabetical order, artefacts in each paper's report order (artefact.artefacts). tests/pipeline/test_stages.py checks
+that the committed dvc.yaml is exactly what this prints.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Paired comparisons of two methods over seeds, at a declared confidence, with censored costs and Holm's adjustment.
 
 Every method of an artefact runs on the same seeds, and a seed gives every method the same partition, initial model,
-cohort draws and minibatch positions (tests/test_pairing.py). So two methods are compared on their per-seed
+cohort draws and minibatch positions (tests/pipeline/test_pairing.py). So two methods are compared on their per-seed
 *differences* d_s = a_s − b_s, which removes the seed-to-seed variation they share.
 
 `paired(a, b, ...)` takes per-seed values `{seed: value}`; for costs (rounds or bits to a target, lower is better)

@@ -6,7 +6,7 @@ fedlib, so the whole state can be compared), `round(r)` runs one round from a `R
 counts, the weights, the minibatch gradients and the random draws, see problem.py) with a per-client Python loop,
 and `round_bits(d, t)` gives the bits one participating client sends up and down in round t.
 
-tests/test_reference_algorithms.py drives fedlib's `Simulation` on a tiny least-squares problem, records what
+tests/core/test_reference_algorithms.py drives fedlib's `Simulation` on a tiny least-squares problem, records what
 fedlib drew (cohorts, batch permutations, the algorithm generator's state) and replays it here.
 """
 from . import adam_tracking, sgd, ssm, storm

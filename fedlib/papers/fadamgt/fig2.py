@@ -37,7 +37,7 @@ from fedlib.reporting.tables import markdown_table, round_floats
 TITLE = "Figure 2 — accuracy vs rounds and vs communication for several K"
 SOURCE = "Figure 2 (§6.2)"
 DESC = "FAdamGT paper, Figure 2: accuracy vs rounds and vs communication for several K"
-BUDGET_S = 45     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 45     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds")),
           "local_steps_grid": schema.Key(schema.integers(), doc="the K values, one panel row each")}

@@ -42,7 +42,7 @@ from fedlib.reporting.tables import aggregate_costs, cost_table, lookup, markdow
 TITLE = "Figure 3 — cost to target vs Dirichlet α (Adam-based methods)"
 SOURCE = "Figure 3 (§6.2)"
 DESC = "FAdamGT paper, Figure 3: rounds and communication to target vs Dirichlet alpha"
-BUDGET_S = 30     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 30     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds")), **TARGET_KEYS,
           "alpha_grid": schema.Key(schema.numbers(), doc="Dirichlet α values (x axis)")}

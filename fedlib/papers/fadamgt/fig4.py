@@ -44,7 +44,7 @@ from fedlib.reporting.tables import aggregate_costs, cost_table, markdown_table
 TITLE = "Figure 4 — cost to target vs tracking subset size Y (S = {S})"
 SOURCE = "Figure 4 (§6.2)"
 DESC = "FAdamGT paper, Figure 4: rounds and communication to target vs tracking subset size Y"
-BUDGET_S = 60     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 60     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds")), **TARGET_KEYS,
           "tracking_grid": schema.Key(schema.integers(), doc="the Y values (x axis)"),

@@ -42,7 +42,7 @@ from fedlib.reporting.tables import aggregate_costs, lookup, markdown_table, rou
 TITLE = "Table 1 — rounds and communication to target accuracy"
 SOURCE = "Table 1 (§6.1–6.2)"
 DESC = "FAdamGT paper, Table 1: rounds and communication to target accuracy, all methods x datasets x seeds"
-BUDGET_S = 85     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 85     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 PARAMS = {**schema.grid(list(NAMES), entry_keys=("dataset", "target_acc", "rounds")), **TARGET_KEYS,
           "iid_contrast": schema.Key(schema.listed(schema.algorithm(list(NAMES)), nonempty=False), required=False,
                                      doc="algorithms also run on an IID split of the same data (the regime check: "

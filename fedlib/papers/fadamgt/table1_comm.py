@@ -2,7 +2,7 @@
 
 Communication per client = c_alg × rounds (fedlib/comm.py's `vectors_per_round`), for mean and std alike, printed
 round-half-up to one decimal. Applied to the paper's *printed* rounds cells, it reproduces every printed
-communication cell but one typo (docs/papers/fadamgt.md §3; tests/test_comm.py, T11).
+communication cell but one typo (docs/papers/fadamgt.md §3; tests/core/test_comm.py, T11).
 
     parse_cell(cell) -> (kind, mean, std)             a printed or numeric rounds cell
     comm_column(rounds_column, c_alg, trials=None)   the Table 1 rule on printed or numeric cells

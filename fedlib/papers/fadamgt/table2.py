@@ -40,7 +40,7 @@ from fedlib.reporting.tables import aggregate_costs, lookup, markdown_table, rou
 TITLE = "Table 2 — FedIT (GPT-2 + LoRA): rounds to target accuracy"
 SOURCE = "Table 2 (§6.3) with Table C.1"
 DESC = "FAdamGT paper, Table 2: FedIT (GPT-2 + LoRA) rounds to target, FedIT-Adam/AdamET/AdamGT x seeds"
-BUDGET_S = 10     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 10     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 NAMES = P.FEDIT_NAMES
 
 

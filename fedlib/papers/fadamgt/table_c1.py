@@ -32,7 +32,7 @@ from fedlib.reporting.tables import markdown_table
 TITLE = "Table C.1 — PEFT learning rates, targets and the model settings used"
 SOURCE = "Appendix C, Table C.1 (and §6.3)"
 DESC = "FAdamGT paper, Table C.1: PEFT learning rates, targets and model/LoRA settings used (no runs)"
-BUDGET_S = 10     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 10     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 READS_BLOCKS = ("table2",)   # tabulates the settings of Table 2's params.yaml block
 PARAMS = {"settings_of": schema.Key(schema.scalar(str), doc="the params section (same profile) whose runs are "
                                                             "tabulated: fadamgt_table2")}

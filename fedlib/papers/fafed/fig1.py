@@ -27,7 +27,7 @@ from fedlib.reporting.tables import markdown_table
 TITLE = "Figure 1 — language modelling: training loss and perplexity vs rounds"
 SOURCE = "Figure 1 (§Language modeling task)"
 DESC = "FAFED paper, Figure 1: language modelling, training loss and perplexity vs rounds"
-BUDGET_S = 105     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 105     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = schema.grid(list(P.METHODS))
 

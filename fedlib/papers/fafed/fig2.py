@@ -30,7 +30,7 @@ from fedlib.reporting.tables import markdown_table
 TITLE = "Figure 2 (+ supplementary) — training loss vs rounds, low / moderate / high heterogeneity"
 SOURCE = "Figure 2 (§Image Classification Tasks) and the supplementary figures"
 DESC = "FAFED paper, Figure 2 and the supplementary figures: training loss vs rounds, three heterogeneity levels"
-BUDGET_S = 30     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 30     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 PARAMS = K.IMAGE_PARAMS
 SUFFIX = {"low": "", "moderate": "_moderate", "high": "_high"}     # the figure of each level: fig2<suffix>.png
 FILES = {level: f"fig2{suffix}" for level, suffix in SUFFIX.items()}

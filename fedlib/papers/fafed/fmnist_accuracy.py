@@ -31,7 +31,7 @@ from fedlib.reporting.tables import markdown_table
 TITLE = "Fashion-MNIST test accuracy across heterogeneity settings (supplementary table)"
 SOURCE = "§Image Classification Tasks, test-accuracy tables (supplementary material)"
 DESC = "FAFED paper, Fashion-MNIST test accuracy across heterogeneity levels (reads Figure 2's runs)"
-BUDGET_S = 10     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 10     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 SHARES_CACHE = "fig2"        # its runs are Figure 2's: it reads the fafed_fig2 run cache, keeps none of its own
 PARAMS = K.IMAGE_PARAMS
 MEASURES = {"local": ("local_test_acc", "local models on their own test shards (the authors' code; the claims' "

@@ -23,7 +23,7 @@ TITLE = "Table 1 — complexity of FedAvg and adaptive FL methods (the paper's t
 SOURCE = "Table 1 (§Related work)"
 DESC = ("FAFED paper, Table 1: the complexity table (transcribed) and the measured per-round payloads (runs "
         "of well under a second: in-process, workers 1)")
-BUDGET_S = 10     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 10     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 WORKERS = 1                  # its stage runs in-process (runs of well under a second)
 PARAMS = {
     "algorithms": schema.Key(schema.listed(schema.algorithm()), doc="methods whose per-round payload is measured"),

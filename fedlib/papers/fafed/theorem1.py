@@ -27,7 +27,7 @@ from fedlib.reporting.tables import markdown_table
 TITLE = "Theorem 1 — Algorithm 1 diverges on the paper's example, FAFED does not"
 SOURCE = "Theorem 1 and its example (§Divergence of Local Adaptive Federated Learning)"
 DESC = "FAFED paper, Theorem 1: Algorithm 1 diverges on the paper's example, FAFED converges (in-process runs)"
-BUDGET_S = 15     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 15     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 WORKERS = 1                  # its stage runs in-process (runs of well under a second)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {
@@ -345,7 +345,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += ("### The paper's printed first step and the reference values (η = 0.1, β = 0.5)\n\n"
              "Only the first three are printed in the paper; the rest are the closed form "
              "x̄_T = 10 + (η/3) Σ_{s ≤ T} (1 − β^s)^{−1/2}, which the float64 trajectories match to 1e-9 "
-             "(tests/test_fafed_algorithms.py).\n\n" + markdown_table(result["reference"]) + "\n\n")
+             "(tests/papers/fafed/test_fafed_algorithms.py).\n\n" + markdown_table(result["reference"]) + "\n\n")
     numbers = {f"{r['method']}/eta{r['η']:g}/beta{r['β'] if r['β'] is None else format(r['β'], 'g')}/q{r['q']}"
                f"/xbar_T": r[[c for c in table.columns if c.startswith("x̄_")][-1]] for _, r in table.iterrows()}
     numbers["engine_max_gap"] = result["engine_gap"]

@@ -39,7 +39,7 @@ from fedlib.reporting.tables import markdown_table, round_floats
 TITLE = "Figure 1 — magnitudes of the local updates ΔW, ΔM, ΔV"
 SOURCE = "Figure 1 (§VII-B1); Proposition 1 and Remark 3 (§V)"
 DESC = "FedAdam-SSM paper, Figure 1: log-magnitudes of the local updates dW, dM, dV (measured)"
-BUDGET_S = 10     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 10     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = {**schema.grid(["fedadam_ssm"], entry_keys=("dataset", "model")),
           "measure_rounds": schema.Key(schema.integers(), doc="rounds whose updates are measured (1-based)"),

@@ -42,7 +42,7 @@ from fedlib.reporting.tables import markdown_table, round_floats
 TITLE = "Figure 2 — test accuracy vs cumulative uplink, every algorithm"
 SOURCE = "Figure 2 and the §VII-B2 text"
 DESC = "FedAdam-SSM paper, Figure 2: accuracy vs cumulative uplink (Table I's runs, read from its run cache)"
-BUDGET_S = 15     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 15     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 SHARES_CACHE = "table1"      # plots Table I's runs: reads its run cache, keeps none of its own
 READS_BLOCKS = ("table1",)   # ... and its params.yaml block

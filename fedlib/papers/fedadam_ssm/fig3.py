@@ -19,7 +19,7 @@ from fedlib.reporting.grid import configs_of
 TITLE = "Figure 3 — FedAdam-SSM's accuracy for several local-step counts L"
 SOURCE = "Figure 3 (§VII-B3); Proposition 2, Remark 6"
 DESC = "FedAdam-SSM paper, Figure 3: FedAdam-SSM accuracy for several local-step counts L"
-BUDGET_S = 15     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 15     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = sweep.params("local_steps_grid", "the L values (local Adam steps per round)")
 SYMBOL, FMT = "L", "{:g}"

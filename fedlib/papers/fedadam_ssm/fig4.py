@@ -18,7 +18,7 @@ from fedlib.reporting.grid import configs_of
 TITLE = "Figure 4 — FedAdam-SSM's accuracy for several learning rates η"
 SOURCE = "Figure 4 (§VII-B3); Theorem 3, Remark 7"
 DESC = "FedAdam-SSM paper, Figure 4: FedAdam-SSM accuracy for several learning rates eta"
-BUDGET_S = 10     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 10     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = sweep.params("lr_grid", "the η values")
 SYMBOL, FMT = "η", "{:g}"

@@ -17,7 +17,7 @@ from fedlib.reporting.grid import configs_of
 TITLE = "Figure 5 — FedAdam-SSM's accuracy for several sparsification ratios α"
 SOURCE = "Figure 5 (§VII-B3); Theorem 2, Remark 4"
 DESC = "FedAdam-SSM paper, Figure 5: FedAdam-SSM accuracy for several sparsification ratios alpha"
-BUDGET_S = 10     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 10     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 FIGURES = ("",)            # <name>.png/.svg (the outs of its dvc stage)
 PARAMS = sweep.params("keep_ratio_grid", "the α = k/d values (fraction of coordinates kept; 1 = dense FedAdam)")
 SYMBOL, FMT = "α", "{:g}"

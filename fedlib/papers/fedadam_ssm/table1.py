@@ -46,7 +46,7 @@ from fedlib.reporting.tables import markdown_table, round_floats
 TITLE = "Table I — uplink communication to the target accuracy"
 SOURCE = "Table I (§VII-B2)"
 DESC = "FedAdam-SSM paper, Table I: uplink per device to the target accuracy, 8 algorithms x tasks x IID/non-IID"
-BUDGET_S = 170     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 170     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 PARAMS = comparison_params()
 OURS = "fedadam_ssm"
 SPARSE = ("fedadam_top", "fairness_top", "fedadam_ssm_m", "fedadam_ssm_v")

@@ -27,7 +27,7 @@ from fedlib.reporting.tables import round_floats
 TITLE = "Table II — accuracy for local epochs E = 1, 5, 10"
 SOURCE = "Table II (§V-B2)"
 DESC = "FedMIM paper, Table II: accuracy for local epochs E = 1, 5, 10, 7 methods"
-BUDGET_S = 60     # seconds its embedded stage may take (tests/test_stages.py checks docs/performance.md)
+BUDGET_S = 60     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 PARAMS = {**schema.grid(list(M.NAMES)),
           "epochs_grid": schema.Key(schema.numbers(), doc="the local epochs E, one column each"),
           "matched_steps": schema.Key(schema.scalar(bool), required=False,

@@ -1,0 +1,447 @@
+"""fedlib/fanout.py in this process (the mutation census): the backends' bookkeeping with a stand-in process pool and
+a stand-in Ray module, so that no worker starts — which outcome goes to which fingerprint, lock-step groups in
+order, a broken pool's retry, the workers' CPU path settings, thread counts, Ray task options. (The real pool and
+Ray run in the slow tests of tests/core/test_fanout.py and tests/core/test_engine_guards.py.)"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import signal
+import sys
+import types
+from concurrent.futures.process import BrokenProcessPool
+
+import pytest
+import torch
+
+from fedlib import cpu_path, fanout
+from fedlib.config import ConfigError
+
+
+# ---------------------------------------------------------------------------------------------- one run
+@pytest.fixture
+def threads():
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+def test_set_threads_sets_torch_threads_at_least_one_and_one_inter_op_thread(threads, monkeypatch):
+    interop = []
+
+    def once(n):                          # torch allows it once per process, before any inter-op work
+        interop.append(n)
+        if len(interop) > 1:
+            raise RuntimeError("cannot set number of interop threads after parallel work has started")
+
+    monkeypatch.setattr(torch, "set_num_interop_threads", once)
+    fanout.set_threads(2)
+    assert torch.get_num_threads() == 2
+    fanout.set_threads(0)
+    assert torch.get_num_threads() == 1
+    fanout.set_threads(3.7)
+    assert torch.get_num_threads() == 3
+    fanout.set_threads(None)                       # None leaves them
+    assert torch.get_num_threads() == 3 and interop == [1, 1, 1]
+
+
+def test_execute_runs_the_engine_and_stamps_the_source(monkeypatch, threads):
+    from fedlib import engine
+
+    seen = []
+    monkeypatch.setattr(engine, "run", lambda cfg: seen.append((cfg, torch.get_num_threads())) or {"seed": cfg["seed"]})
+    monkeypatch.setattr(fanout, "source_hash", lambda: "abc")
+    assert fanout.execute({"seed": 4}, threads=2) == {"seed": 4, "source_hash": "abc"}
+    assert seen == [({"seed": 4}, 2)]
+
+
+def test_execute_group_stamps_only_records(monkeypatch, threads):
+    from fedlib.engine import lockstep
+
+    torch.set_num_threads(2)
+    failed = RuntimeError("run 2")
+    monkeypatch.setattr(lockstep, "run_together", lambda cfgs: [{"seed": c["seed"]} for c in cfgs[:1]] + [failed])
+    monkeypatch.setattr(fanout, "source_hash", lambda: "abc")
+    assert fanout.execute_group([{"seed": 0}, {"seed": 1}], threads=1) == [{"seed": 0, "source_hash": "abc"}, failed]
+    assert torch.get_num_threads() == 1
+
+
+def test_serial_yields_each_outcome_under_its_fingerprint(monkeypatch):
+    def execute(cfg, threads=None):
+        if cfg["seed"] == 1:
+            raise ValueError("planted")
+        return {"seed": cfg["seed"]}
+
+    monkeypatch.setattr(fanout, "execute", execute)
+    out = list(fanout.serial({"a": {"seed": 0}, "b": {"seed": 1}, "c": {"seed": 2}}))
+    assert [fp for fp, _ in out] == ["a", "b", "c"]
+    assert out[0][1] == {"seed": 0} and out[2][1] == {"seed": 2}
+    assert isinstance(out[1][1], ValueError) and str(out[1][1]) == "planted"
+
+
+# ---------------------------------------------------------------------------------------------- the pool
+class Pool:
+    """A stand-in for ProcessPoolExecutor: each task runs at submit, in this process; `broken` tasks (by their first
+    fingerprint's config seed) end in BrokenProcessPool (in the first pool only, with `heals`); `dies_at_submit`
+    raises while submitting."""
+
+    made: list = []
+    broken: set = set()
+    dies_at_submit: int | None = None
+    heals = False                                 # a fresh pool does not break again
+    dies_message = "worker\n  gone"
+
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+        self.switch = os.environ.get(cpu_path.ENV_SWITCH)          # what the workers would start with
+        self.submitted = []
+        self._processes = {101: types.SimpleNamespace(exitcode=-signal.SIGKILL),
+                           102: types.SimpleNamespace(exitcode=-signal.SIGTERM)}
+        Pool.made.append(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, arg):
+        if Pool.dies_at_submit is not None and len(self.submitted) == Pool.dies_at_submit:
+            raise BrokenProcessPool(Pool.dies_message)
+        self.submitted.append((fn, arg))
+        fut = cf.Future()
+        seeds = [arg["seed"]] if isinstance(arg, dict) else [c["seed"] for c in arg]
+        if seeds[0] in Pool.broken and not (Pool.heals and len(Pool.made) > 1):
+            fut.set_exception(BrokenProcessPool("gone"))
+        else:
+            try:
+                fut.set_result(fn(arg))
+            except Exception as exc:  # noqa: BLE001
+                fut.set_exception(exc)
+        return fut
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    Pool.made, Pool.broken, Pool.dies_at_submit, Pool.heals = [], set(), None, False
+    Pool.dies_message = "worker\n  gone"
+    monkeypatch.setattr(fanout.cf, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(fanout, "execute", lambda cfg: {"seed": cfg["seed"]})
+    monkeypatch.setattr(fanout, "execute_group", lambda cfgs: [{"seed": c["seed"], "group": len(cfgs)} for c in cfgs])
+    return Pool
+
+
+def _groupable_jobs(n: int) -> dict:
+    from fedlib.engine import resolve
+
+    base = {"dataset": "digits", "model": "mlp_small", "n_clients": 4, "clients_per_round": 2, "rounds": 2,
+            "device": "cpu", "oracle": "stacked", "progress": False}
+    return {f"fp{s}": resolve({**base, "seed": s}).to_dict() for s in range(n)}
+
+
+def test_the_pool_gives_each_record_to_its_own_fingerprint_groups_included(pool):
+    jobs = _groupable_jobs(12)                    # groups of 8 and 4; 4 x 1 worker singles at the end split the 4
+    out = dict(fanout.process_pool(jobs, 1))
+    assert out == {f"fp{s}": {"seed": s, "group": 8} if s < 8 else {"seed": s} for s in range(12)}
+    [made] = pool.made
+    assert [len(a) if isinstance(a, list) else 1 for _, a in made.submitted] == [8, 1, 1, 1, 1]
+    assert made.kwargs["max_workers"] == 1 and made.kwargs["initializer"] is fanout._worker_start
+    assert made.kwargs["initargs"] == (1,)
+    assert made.kwargs["mp_context"].get_start_method() == "forkserver"
+
+
+def test_the_pool_has_at_most_one_worker_per_task(pool):
+    jobs = _groupable_jobs(9)                     # 2 workers: the last 8 go singly, the first stays one task of 1
+    dict(fanout.process_pool(jobs, 3))
+    assert pool.made[0].kwargs["max_workers"] == 3
+    dict(fanout.process_pool(dict(list(jobs.items())[:2]), 3))
+    assert pool.made[1].kwargs["max_workers"] == 2
+
+
+def test_a_failing_task_fails_each_of_its_runs(pool, monkeypatch):
+    def group(cfgs):
+        raise MemoryError("planted")
+
+    monkeypatch.setattr(fanout, "execute_group", group)
+    out = list(fanout.process_pool(_groupable_jobs(6), 0))    # no singles at the end: one task of 6
+    assert [fp for fp, _ in out] == [f"fp{s}" for s in range(6)]
+    assert all(isinstance(o, MemoryError) for _, o in out)
+
+
+def test_runs_a_broken_pool_lost_are_retried_once_in_a_fresh_pool(pool, capsys):
+    pool.broken, pool.heals = {2}, True
+    jobs = {f"fp{s}": {"seed": s, "device": "cuda"} for s in range(4)}     # not groupable: four tasks
+    out = dict(fanout.process_pool(jobs, 2))
+    assert out == {f"fp{s}": {"seed": s} for s in range(4)}
+    assert len(pool.made) == 2 and [a["seed"] for _, a in pool.made[1].submitted] == [2]
+    err = capsys.readouterr().err
+    assert err == ("fedlib: the process pool broke (worker pid 101 killed by SIGKILL); its 1 unfinished run(s) are "
+                   "retried once in a fresh pool\n")
+
+
+def test_runs_lost_twice_fail_with_the_cause(pool, capsys):
+    pool.broken = {1, 3}
+    jobs = {f"fp{s}": {"seed": s, "device": "cuda"} for s in range(4)}
+    out = dict(fanout.process_pool(jobs, 2))
+    assert out["fp0"] == {"seed": 0} and out["fp2"] == {"seed": 2}
+    for fp in ("fp1", "fp3"):
+        assert isinstance(out[fp], RuntimeError)
+        assert str(out[fp]) == "lost twice with a broken process pool (worker pid 101 killed by SIGKILL)"
+    assert "its 2 unfinished run(s) are retried" in capsys.readouterr().err
+
+
+def test_the_pool_and_its_retry_start_workers_on_the_runs_cpu_path(pool, monkeypatch):
+    monkeypatch.setattr(cpu_path, "active", lambda: "portable")
+    monkeypatch.delenv(cpu_path.ENV_SWITCH, raising=False)
+    pool.broken, pool.heals = {0}, True
+    jobs = {f"fp{s}": {"seed": s, "device": "cuda"} for s in range(2)}
+    assert dict(fanout.process_pool(jobs, 2, "native")) == {"fp0": {"seed": 0}, "fp1": {"seed": 1}}
+    assert [(p.kwargs["mp_context"].get_start_method(), p.switch) for p in pool.made] == [("spawn", "native")] * 2
+    assert os.environ.get(cpu_path.ENV_SWITCH) is None
+
+
+def test_a_pool_that_dies_while_starting_loses_the_tasks_not_submitted(pool, capsys):
+    pool.dies_at_submit = 1
+    jobs = {f"fp{s}": {"seed": s, "device": "cuda"} for s in range(3)}
+    out = dict(fanout.process_pool(jobs, 2))
+    assert out["fp0"] == {"seed": 0} and out["fp1"] == {"seed": 1}
+    assert [a["seed"] for _, a in pool.made[1].submitted] == [1]          # the retry: task 2 died there again
+    assert str(out["fp2"]) == "lost twice with a broken process pool (BrokenProcessPool: worker gone)"
+    assert "(BrokenProcessPool: worker gone); its 2 unfinished run(s)" in capsys.readouterr().err
+    pool.dies_message = ""                        # no message: the fork server died
+    out = dict(fanout.process_pool(jobs, 2))
+    assert str(out["fp2"]) == "lost twice with a broken process pool (BrokenProcessPool: the fork server died)"
+
+
+def test_dead_workers_are_named_and_the_terminated_ones_left_out():
+    procs = {7: types.SimpleNamespace(exitcode=3), 8: types.SimpleNamespace(exitcode=-signal.SIGTERM),
+             9: types.SimpleNamespace(exitcode=-signal.SIGSEGV), 10: types.SimpleNamespace(exitcode=0),
+             11: types.SimpleNamespace(exitcode=None)}
+    assert fanout._dead(procs) == "worker pid 7 exited with code 3, worker pid 9 killed by SIGSEGV"
+    assert fanout._dead({}) == "a worker died"
+
+
+def test_the_fork_server_preloads_the_engine():
+    from multiprocessing import forkserver
+
+    ctx = fanout._fork_server()
+    assert ctx.get_start_method() == "forkserver"
+    assert forkserver._forkserver._preload_modules == fanout.PRELOAD
+
+
+# ---------------------------------------------------------------------------------------------- the workers' path
+KEYS = (cpu_path.ENV_SWITCH, *cpu_path.PORTABLE_ENV)
+
+
+@pytest.fixture
+def env(monkeypatch):
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr(cpu_path, "_pinned_here", False)
+    monkeypatch.setattr(cpu_path, "_kept_from_user", {})
+    return monkeypatch
+
+
+def _now():
+    return {k: os.environ.get(k) for k in KEYS}
+
+
+def test_portable_workers_get_the_portable_settings_and_the_environment_is_restored(env):
+    env.setenv("MKL_CBWR", "AVX2")
+    before = _now()
+    with fanout._child_cpu_path("portable"):
+        assert _now() == {"FEDLIB_CPU_PATH": "portable", "ATEN_CPU_CAPABILITY": "avx2",
+                          "MKL_CBWR": "COMPATIBLE,STRICT", "ONEDNN_MAX_CPU_ISA": "SSE41"}
+    assert _now() == before
+
+
+def test_native_workers_of_a_pinned_process_lose_fedlibs_settings_but_keep_the_users(env):
+    cpu_path.pin_environment(os.environ)
+    env.setenv("MKL_CBWR", "AVX2")
+    env.setattr(cpu_path, "_pinned_here", True)
+    env.setattr(cpu_path, "_kept_from_user", {"MKL_CBWR": "AVX2"})
+    before = _now()
+    with fanout._child_cpu_path("native"):
+        assert _now() == {"FEDLIB_CPU_PATH": "native", "ATEN_CPU_CAPABILITY": None, "MKL_CBWR": "AVX2",
+                          "ONEDNN_MAX_CPU_ISA": None}
+    assert _now() == before
+
+
+def test_native_workers_of_an_unpinned_process_keep_the_environment(env):
+    env.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    with fanout._child_cpu_path("native"):
+        assert _now() == {"FEDLIB_CPU_PATH": "native", "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": None,
+                          "ONEDNN_MAX_CPU_ISA": None}
+    with fanout._child_cpu_path(None):
+        assert _now() == {"FEDLIB_CPU_PATH": None, "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": None,
+                          "ONEDNN_MAX_CPU_ISA": None}
+    assert _now()["FEDLIB_CPU_PATH"] is None
+
+
+def test_the_environment_is_restored_when_the_pool_fails(env):
+    with pytest.raises(RuntimeError):
+        with fanout._child_cpu_path("portable"):
+            raise RuntimeError
+    assert _now() == dict.fromkeys(KEYS)
+
+
+def test_workers_on_another_path_are_spawned(monkeypatch):
+    monkeypatch.setattr(cpu_path, "active", lambda: "portable")
+    assert fanout._context("native").get_start_method() == "spawn"
+    assert fanout._context("portable").get_start_method() == "forkserver"
+
+
+def test_a_worker_starts_with_one_thread_and_its_lifeline(monkeypatch, threads):
+    from fedlib import lifeline
+
+    called = []
+    monkeypatch.setattr(lifeline, "die_with_parent", lambda: called.append("lifeline"))
+    torch.set_num_threads(2)
+    fanout._worker_start(1)
+    assert called == ["lifeline"] and torch.get_num_threads() == 1
+
+
+# ---------------------------------------------------------------------------------------------- Ray
+class Ray(types.ModuleType):
+    """A stand-in `ray` module: tasks run at `.remote`, in this process; what each was asked for is kept."""
+
+    def __init__(self, gpus=0.0, initialized=False):
+        super().__init__("ray")
+        self.options, self.inits, self.cancelled, self.gpus, self.initialized = [], [], [], gpus, initialized
+
+    def remote(self, fn=None, **decorator):
+        if fn is None:
+            return lambda f: self.remote(f, **decorator)
+        ray = self
+
+        class Task:
+            def options(self, **opts):
+                ray.options.append({**decorator, **opts})
+
+                class Bound:
+                    @staticmethod
+                    def remote(*args):
+                        try:
+                            return Ref("ok", fn(*args))
+                        except Exception as exc:  # noqa: BLE001
+                            return Ref("err", types.SimpleNamespace(cause=exc) if isinstance(exc, KeyError) else exc)
+                return Bound()
+        return Task()
+
+    def wait(self, pending, num_returns=1):
+        return pending[:num_returns], pending[num_returns:]
+
+    def get(self, ref):
+        kind, value = ref.kind, ref.value
+        if kind == "err":
+            raise value if isinstance(value, BaseException) else RayTaskError(value.cause)
+        return value
+
+    def cancel(self, ref, force=False):
+        self.cancelled.append((ref, force))
+
+    def is_initialized(self):
+        return self.initialized
+
+    def init(self, **kwargs):
+        self.inits.append(kwargs)
+
+    def cluster_resources(self):
+        return {"CPU": 4.0, **({"GPU": self.gpus} if self.gpus else {})}
+
+
+class Ref:
+    def __init__(self, kind, value):
+        self.kind, self.value = kind, value
+
+
+class RayTaskError(Exception):
+    def __init__(self, cause):
+        super().__init__("task failed")
+        self.cause = cause
+
+
+@pytest.fixture
+def ray(monkeypatch):
+    fake = Ray()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    return fake
+
+
+def test_ray_tasks_declare_their_resources_and_path(ray, monkeypatch):
+    def execute(cfg, threads=None):
+        if cfg["seed"] == 2:
+            raise KeyError("planted")
+        if cfg["seed"] == 3:
+            raise ValueError("plain")
+        return {"seed": cfg["seed"], "threads": threads}
+
+    monkeypatch.setattr(fanout, "execute", execute)
+    jobs = {"a": {"seed": 0, "cpu_path": "portable"}, "b": {"seed": 1, "cpu_path": "auto"}, "c": {"seed": 2},
+            "d": {"seed": 3, "cpu_path": "native"}}
+    out = dict(fanout.ray_tasks(jobs, 2.5, {"a": 0.5, "c": 0.0}))
+    assert out["a"] == {"seed": 0, "threads": 2} and out["b"] == {"seed": 1, "threads": 2}
+    assert isinstance(out["c"], KeyError) and isinstance(out["d"], ValueError)
+    assert ray.options == [
+        {"max_calls": 1, "num_cpus": 2.5, "num_gpus": 0.5, "name": "fedlib-run-a", "max_retries": 0,
+         "runtime_env": {"env_vars": {"FEDLIB_CPU_PATH": "portable"}}},
+        {"num_cpus": 2.5, "num_gpus": 0.0, "name": "fedlib-run-b", "max_retries": 0, "runtime_env": None},
+        {"num_cpus": 2.5, "num_gpus": 0.0, "name": "fedlib-run-c", "max_retries": 0, "runtime_env": None},
+        {"num_cpus": 2.5, "num_gpus": 0.0, "name": "fedlib-run-d", "max_retries": 0,
+         "runtime_env": {"env_vars": {"FEDLIB_CPU_PATH": "native"}}}]
+    assert ray.cancelled == []
+
+
+def test_ray_tasks_left_when_the_caller_stops_are_cancelled(ray, monkeypatch):
+    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: {"seed": cfg["seed"], "threads": threads})
+    tasks = fanout.ray_tasks({"a": {"seed": 0}, "b": {"seed": 1}, "c": {"seed": 2}}, 0.5, {})
+    assert next(tasks) == ("a", {"seed": 0, "threads": 1})               # half a CPU: still one thread
+    tasks.close()
+    assert [(ref.value["seed"], force) for ref, force in ray.cancelled] == [(1, True), (2, True)]
+    assert ray.options[0]["num_cpus"] == 0.5
+
+
+def test_connect_ray_joins_or_starts_a_cluster(ray, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert fanout.connect_ray(0) is True
+    assert ray.inits == [{"num_cpus": 1, "include_dashboard": False, "log_to_driver": False}]
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert fanout.connect_ray(3) is True
+    assert ray.inits[1] == {"address": "10.0.0.1:6379", "log_to_driver": False}
+    ray.initialized = True
+    assert fanout.connect_ray(3) is False and len(ray.inits) == 2
+
+
+def test_cluster_gpus(ray):
+    assert fanout.cluster_gpus() == 0.0
+    ray.gpus = 2
+    assert fanout.cluster_gpus() == 2.0 and type(fanout.cluster_gpus()) is float
+
+
+def test_without_ray_the_backend_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ConfigError) as exc:
+        fanout.ray_module()
+    assert str(exc.value) == ("backend='ray' needs the ray package; install it with `pip install 'fedlib[pipeline]'` "
+                              "(scripts/setup.sh does)")
+    assert exc.value.__cause__ is None and exc.value.__suppress_context__
+
+
+def test_gpu_share_headroom_and_cap():
+    assert fanout.gpu_share(10, 0) == 1.0 and fanout.gpu_share(0, 100) == 1.0
+    assert fanout.gpu_share(10, 100) == 1 / 8                 # 100 / 12.5 = 8 runs
+    assert fanout.gpu_share(10, 99) == 1 / 7
+    assert fanout.gpu_share(10, 100, headroom=2.0) == 1 / 5
+    assert fanout.gpu_share(1, 100, max_runs_per_gpu=3) == 1 / 3
+    assert fanout.gpu_share(200, 100) == 1.0
+
+
+def test_warm_up_starts_the_preloading_fork_server(monkeypatch):
+    from multiprocessing import forkserver
+
+    started = []
+    server = forkserver._forkserver
+    monkeypatch.setattr(forkserver, "ensure_running", lambda: started.append(list(server._preload_modules)))
+    forkserver._forkserver._preload_modules = ["__main__"]
+    fanout.warm_up()
+    assert started == [fanout.PRELOAD]

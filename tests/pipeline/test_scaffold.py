@@ -1,0 +1,142 @@
+"""`fedlib scaffold NAME` writes a paper package, its params section, notebook, DVC stage, doc and a test that passes
+as written; a bad name is refused in one line with nothing written, and a failed write leaves nothing behind."""
+from __future__ import annotations
+
+import importlib.util
+import io
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+import fedlib.papers
+from fedlib import scaffold
+from fedlib.cli import main
+from fedlib.reporting import artefact as A
+from fedlib.reporting import stages
+from fedlib.reporting.notebook import template
+
+ROOT = Path(__file__).resolve().parents[2]
+NEW = "scaffoldcheck"
+ARGS = ["scaffold", NEW, "--algorithms", "fedopt_adam,fedavg", "--title", "A Paper", "--authors", "Ann Bee,Cy Dee"]
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    """A checkout-shaped folder: the real params.yaml and dvc.yaml, empty fedlib/papers/ and tests/."""
+    for name in ("params.yaml", "dvc.yaml"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    (tmp_path / "fedlib" / "papers").mkdir(parents=True)
+    (tmp_path / "tests").mkdir()
+    monkeypatch.chdir(ROOT)                  # the registry's other papers are read from here
+    yield tmp_path
+    for mod in [m for m in sys.modules if m == f"fedlib.papers.{NEW}" or m.startswith(f"fedlib.papers.{NEW}.")]:
+        del sys.modules[mod]
+
+
+def files_under(path: Path) -> dict[str, bytes]:
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_the_scaffolded_paper_has_a_stage_a_notebook_and_a_test_that_passes(root, monkeypatch, capsys, tmp_path_factory):
+    before = (root / "params.yaml").read_text()
+    assert main([*ARGS, "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote fedlib/papers/{NEW}/table1.py" in out and "wrote dvc.yaml (regenerated)" in out
+    section = f"{NEW}_table1"
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    assert (root / "params.yaml").read_text().startswith(before)               # appended, the rest untouched
+    assert params[section]["embedded"]["algorithms"] == ["fedopt_adam", "fedavg"]
+    blocks = params[section]                 # both profiles hold the same keys (tests/pipeline/test_pipeline.py checks it)
+    assert set(blocks["embedded"]) == set(blocks["paper"]) and set(blocks["embedded"]["run"]) == set(
+        blocks["paper"]["run"])
+    # the stage is the generator's own output for the new artefact, the others' stages are unchanged
+    monkeypatch.setattr(fedlib.papers, "__path__", [*fedlib.papers.__path__, str(root / "fedlib" / "papers")])
+    dvc = (root / "dvc.yaml").read_text()
+    assert dvc == stages.dvc_yaml() and stages.stage(A.Artefact(NEW, "table1")) in dvc
+    assert set(yaml.safe_load(dvc)["stages"]) == set(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]) | {
+        section}
+    # the notebook is exactly the shared template (what tests/pipeline/test_stages.py checks for every artefact)
+    nb = (root / "notebooks" / f"{section}.ipynb").read_text()
+    head, rest = nbformat.reads(nb, as_version=4).cells[1].source.split("\n\n", 1)
+    buf = io.StringIO()
+    nbformat.write(template(NEW, "table1", head.removeprefix("# "), rest.split("\n\nSettings: `params.yaml`")[0]),
+                   buf)
+    assert nb == buf.getvalue()
+    module = A.Artefact(NEW, "table1").module
+    assert module.TITLE == "Table 1 — final test accuracy per method" and module.SOURCE == "Table 1"
+    reference = sys.modules[f"fedlib.papers.{NEW}.reference"]
+    assert reference.METHODS == {"fedopt_adam": "FedAdam", "fedavg": "FedAvg"} and reference.OURS == "fedopt_adam"
+    assert reference.BASELINES == ("fedavg",) and reference.TABLE == {"cifar10": {"fedopt_adam": None, "fedavg": None}}
+    assert A.Artefact(NEW, "table1").budget_s == 60 and A.Artefact(NEW, "table1").module.PAPER.doc == \
+        f"docs/papers/{NEW}.md" and (root / "docs" / "papers" / f"{NEW}.md").is_file()
+    # the generated test passes as written, against the generated params block
+    generated = root / "tests" / "papers" / NEW / f"test_{NEW}_pipeline.py"
+    spec = importlib.util.spec_from_file_location("generated_test", generated)
+    generated = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generated)
+    for profile in ("embedded", "paper"):
+        generated.test_every_configuration_resolves_once(profile)
+    generated.test_table_and_verdict_follow_the_records(tmp_path_factory.mktemp("pages"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["scaffold", "fedmim", "--algorithms", "fedavg,fedopt_adam"], "paper 'fedmim' exists (fedlib/papers/fedmim/)"),
+    (["scaffold", "Reddi-2021", "--algorithms", "fedavg,fedopt_adam"],
+     "paper name 'Reddi-2021' is not a lowercase Python identifier"),
+    (["scaffold", "class", "--algorithms", "fedavg,fedopt_adam"], "paper name 'class' is not a lowercase Python"),
+    (["scaffold", NEW, "--algorithms", "fedavg,fedyogi"], "--algorithms fedavg,fedyogi: unknown fedyogi; allowed: "),
+    (["scaffold", NEW, "--algorithms", "fedavg"], "needs two or more distinct names"),
+    (["scaffold", NEW, "--algorithms", "fedavg,fedopt_adam", "--baselines", "fedavg"],
+     "--baselines fedavg: allowed: methods of --algorithms other than the paper's own (fedopt_adam)"),
+    (["scaffold", NEW, "--algorithms", "fedavg,fedopt_adam", "--title", 'The "best" method'],
+     "--title 'The \"best\" method' has a double quote, backslash or newline; allowed: one line"),
+    (["scaffold", NEW, "--artefact", "table 1", "--algorithms", "fedavg,fedopt_adam"],
+     "artefact name 'table 1' is not a lowercase Python identifier"),
+])
+def test_a_bad_name_is_refused_in_one_line_and_nothing_is_written(root, capsys, args, message):
+    if args[1] == "fedmim":
+        (root / "fedlib" / "papers" / "fedmim").mkdir()
+    before = files_under(root)
+    assert main([*args, "--root", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fedlib scaffold: ") and message in err and err.count("\n") == 1
+    assert files_under(root) == before
+
+
+def test_an_existing_section_or_file_is_refused(root, capsys):
+    (root / "params.yaml").write_text((root / "params.yaml").read_text() + f"\n{NEW}_table1: {{}}\n")
+    assert main([*ARGS, "--root", str(root)]) == 2
+    assert f"params.yaml already has a section '{NEW}_table1'" in capsys.readouterr().err
+    shutil.copy2(ROOT / "params.yaml", root / "params.yaml")
+    (root / "tests" / "papers" / NEW).mkdir(parents=True, exist_ok=True)
+    (root / "tests" / "papers" / NEW / f"test_{NEW}_pipeline.py").write_text("# someone's test\n")
+    before = files_under(root)
+    assert main([*ARGS, "--root", str(root)]) == 2
+    assert f"scaffold would overwrite tests/papers/{NEW}/test_{NEW}_pipeline.py" in capsys.readouterr().err
+    assert files_under(root) == before
+
+
+def test_a_write_that_fails_midway_leaves_everything_as_it_was(root, monkeypatch, capsys):
+    before = files_under(root)
+    dirs = sorted(p for p in root.rglob("*") if p.is_dir())
+
+    def broken():
+        raise OSError("disk full")
+
+    monkeypatch.setattr(stages, "dvc_yaml", broken)         # the last step: every other file is written by then
+    assert main([*ARGS, "--root", str(root)]) == 2
+    assert capsys.readouterr().err == "fedlib scaffold: disk full\n"
+    assert files_under(root) == before and sorted(p for p in root.rglob("*") if p.is_dir()) == dirs
+    assert str(root / "fedlib" / "papers") not in fedlib.papers.__path__
+
+
+def test_plan_names_every_file_it_writes(root):
+    files = scaffold.plan(root, NEW, ["fedopt_adam", "fedavg"])
+    assert sorted(p.as_posix() for p in files) == sorted([
+        f"fedlib/papers/{NEW}/__init__.py", f"fedlib/papers/{NEW}/reference.py", f"fedlib/papers/{NEW}/table1.py",
+        f"tests/papers/{NEW}/test_{NEW}_pipeline.py", f"docs/papers/{NEW}.md", f"notebooks/{NEW}_table1.ipynb",
+        "params.yaml"])
