@@ -322,13 +322,9 @@ EQUIVALENT: dict[str, str] = {
     **{f"fedlib.fanout.x__dead__mutmut_{n}": (
         "exit code 0 (like None and −SIGTERM) is left out before this test, so < 0, <= 0 and < 1 agree on every "
         "integer code that reaches it") for n in (7, 8)},
-    **{f"fedlib.fanout.x_process_pool__mutmut_{n}": (
-        "sys.stderr is line-buffered (Python ≥ 3.9) and the message ends with a newline: it is written at once "
-        "either way") for n in (18, 21, 29)},
-    **{f"fedlib.fanout.x_ray_tasks__mutmut_{n}": (
-        "the default of cfg.get is never used: the line runs only when cfg['cpu_path'] is one of the paths")
-       for n in (34, 36, 39, 40)},
-    "fedlib.fanout.x_ray_tasks__mutmut_67": "the argument removed is ray.wait's default (num_returns=1)",
+    "fedlib.fanout.x_ray_tasks__mutmut_62": "the argument removed is ray.wait's default (num_returns=1)",
+    "fedlib.fanout.x_lockstep_on__mutmut_9": ("the default is lower-cased (.strip().lower()) before it is compared, "
+                                              "so 'ON' reads as 'on'"),
     "fedlib.engine.lockstep.x__lockstep__mutmut_38": (
         "runs are merged only when their oracles agree on everything a call reads (model class, task, parameter "
         "names and shapes, chunking, precision; no frozen weights or buffers): the call is the same from either"),

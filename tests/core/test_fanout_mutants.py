@@ -445,3 +445,173 @@ def test_warm_up_starts_the_preloading_fork_server(monkeypatch):
     forkserver._forkserver._preload_modules = ["__main__"]
     fanout.warm_up()
     assert started == [fanout.PRELOAD]
+
+
+# ---------------------------------------------------------------------------------------------- the pool's schedule
+def test_lockstep_is_on_unless_switched_off_and_another_value_is_refused_in_one_line(monkeypatch):
+    monkeypatch.delenv(fanout.LOCKSTEP_SWITCH, raising=False)
+    assert fanout.lockstep_on() is True
+    for value, on in (("", True), ("   ", True), (" ON ", True), ("on", True), ("Off", False), (" off\n", False)):
+        monkeypatch.setenv(fanout.LOCKSTEP_SWITCH, value)
+        assert fanout.lockstep_on() is on, value
+    monkeypatch.setenv(fanout.LOCKSTEP_SWITCH, "maybe")
+    with pytest.raises(ConfigError) as exc:
+        fanout.lockstep_on()
+    assert str(exc.value) == "FEDLIB_LOCKSTEP='maybe' is not allowed; allowed: on, off"
+
+
+def test_groups_put_the_longest_task_first_and_never_group_what_is_not_groupable():
+    jobs = _groupable_jobs(2)                                      # one group of two
+    single = {**jobs["fp0"], "device": "cuda"}                      # not groupable
+    jobs = {"a0": {**single, "seed": 0}, "a1": {**single, "seed": 1}, **jobs}
+    # a0, a1: equal but for the seed, yet not groupable: each alone, after the group (2 runs x 2 rounds)
+    assert fanout.groups(jobs) == [["fp0", "fp1"], ["a0"], ["a1"]]
+    assert fanout.groups(jobs, together=False) == [["a0"], ["a1"], ["fp0"], ["fp1"]]
+
+
+def test_groups_take_resolved_configurations_as_well_as_their_dicts():
+    from fedlib.engine import resolve
+
+    jobs = {fp: resolve(cfg) for fp, cfg in _groupable_jobs(3).items()}
+    assert fanout.groups(jobs) == [["fp0", "fp1", "fp2"]]
+    assert fanout.groups(jobs, singles_at_end=2) == [["fp0"], ["fp1"], ["fp2"]]
+
+
+def test_with_lockstep_off_every_run_is_a_pool_task_of_its_own(pool, monkeypatch):
+    monkeypatch.setenv(fanout.LOCKSTEP_SWITCH, "off")
+    out = dict(fanout.process_pool(_groupable_jobs(3), 0))      # no singles asked for at the end
+    assert out == {f"fp{s}": {"seed": s} for s in range(3)}
+    assert [a["seed"] for _, a in pool.made[0].submitted] == [0, 1, 2]
+    monkeypatch.setenv(fanout.LOCKSTEP_SWITCH, "on")
+    dict(fanout.process_pool(_groupable_jobs(3), 0))
+    assert [len(a) for _, a in pool.made[1].submitted] == [3]
+
+
+class Stderr:
+    """sys.stderr that keeps what was written and whether it was flushed after (a notebook's stream buffers)."""
+
+    def __init__(self):
+        self.parts, self.flushed = [], False
+
+    def write(self, text):
+        self.parts.append(text)
+        self.flushed = False
+        return len(text)
+
+    def flush(self):
+        self.flushed = True
+
+
+def test_the_broken_pools_line_is_flushed_before_the_retry(pool, monkeypatch):
+    err = Stderr()
+    monkeypatch.setattr(sys, "stderr", err)
+    pool.broken, pool.heals = {0}, True
+    flushed_at_retry = []
+    real_pool = fanout._pool
+
+    def _pool(tasks, jobs, workers, path):
+        if pool.made:                                   # the retry: the line must be out already
+            flushed_at_retry.append(err.flushed and "retried once" in "".join(err.parts))
+        return (yield from real_pool(tasks, jobs, workers, path))
+
+    monkeypatch.setattr(fanout, "_pool", _pool)
+    assert dict(fanout.process_pool({"fp0": {"seed": 0, "device": "cuda"}}, 1)) == {"fp0": {"seed": 0}}
+    assert flushed_at_retry == [True]
+
+
+# ---------------------------------------------------------------------------------------------- Ray
+def test_a_ray_worker_sets_up_as_every_entry_point_before_it_runs(monkeypatch):
+    import fedlib
+
+    calls = []
+    monkeypatch.setattr(fedlib, "set_up_process", lambda: calls.append("set up"))
+    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: calls.append(("run", cfg, threads)) or "record")
+    assert fanout._execute_in_worker({"seed": 1}, 2) == "record"
+    assert fanout._execute_in_worker({"seed": 2}) == "record"
+    assert calls == ["set up", ("run", {"seed": 1}, 2), "set up", ("run", {"seed": 2}, None)]
+
+
+def test_ray_tasks_take_resolved_configurations(ray, monkeypatch):
+    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: {"seed": cfg.seed})
+    jobs = {"a": types.SimpleNamespace(seed=0, cpu_path="portable"), "b": types.SimpleNamespace(seed=1, cpu_path=None)}
+    assert dict(fanout.ray_tasks(jobs, 1, {})) == {"a": {"seed": 0}, "b": {"seed": 1}}
+    assert [o["runtime_env"] for o in ray.options] == [{"env_vars": {"FEDLIB_CPU_PATH": "portable"}}, None]
+
+
+class RayTimeout(Exception):
+    pass
+
+
+def _failing_init(ray, shutdown_fails=False):
+    def init(**kwargs):
+        ray.inits.append(kwargs)
+        try:
+            raise TimeoutError("node did not answer\nin 30 s")
+        except TimeoutError as cause:
+            raise RayTimeout("  The current node timed out during startup.\nmore") from cause
+
+    def shutdown():
+        ray.shutdowns += 1
+        if shutdown_fails:
+            raise RuntimeError("nothing to shut down")
+
+    ray.shutdowns = 0
+    ray.init, ray.shutdown = init, shutdown
+
+
+def test_a_local_ray_cluster_that_does_not_start_is_one_line_naming_its_logs(ray, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(fanout, "_ray_logs", lambda: "/tmp/ray/session_latest/logs")
+    for workers, cpus in ((0, 1), (3, 3)):
+        _failing_init(ray, shutdown_fails=workers == 3)            # a failing shutdown changes nothing
+        with pytest.raises(fanout.RayNotStarted) as exc:
+            fanout.connect_ray(workers)
+        assert str(exc.value) == (
+            f"backend='ray': the local Ray cluster (num_cpus={cpus}; its logs: /tmp/ray/session_latest/logs) did "
+            "not start (The current node timed out during startup. [TimeoutError: node did not answer]); nothing "
+            "was run: try again, or run with backend='process' (FEDLIB_BACKEND=process)")
+        assert exc.value.__cause__ is None and exc.value.__suppress_context__ and ray.shutdowns == 1
+    assert isinstance(exc.value, RuntimeError)
+    assert exc.value._render_traceback_() == [f"RayNotStarted: {exc.value}"]
+
+
+def test_a_ray_cluster_at_an_address_that_does_not_answer_is_named(ray, monkeypatch):
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    _failing_init(ray)
+    with pytest.raises(fanout.RayNotStarted) as exc:
+        fanout.connect_ray(2)
+    assert str(exc.value).startswith("backend='ray': the Ray cluster at RAY_ADDRESS=10.0.0.1:6379 did not start (The "
+                                     "current node timed out during startup. [TimeoutError: node did not answer]);")
+    assert ray.inits == [{"address": "10.0.0.1:6379", "log_to_driver": False}] and ray.shutdowns == 1
+
+
+def test_first_lines_of_an_error_and_its_cause():
+    assert fanout._first_lines(ValueError("  one\ntwo")) == "one"
+    assert fanout._first_lines(ValueError("")) == "ValueError"                    # no message: its type
+    try:
+        raise RuntimeError("outer\nmore") from KeyError()
+    except RuntimeError as exc:
+        assert fanout._first_lines(exc) == "outer [KeyError: KeyError]"
+    try:
+        raise RuntimeError("") from TimeoutError("late\nlater")
+    except RuntimeError as exc:
+        assert fanout._first_lines(exc) == "RuntimeError [TimeoutError: late]"
+
+
+@pytest.mark.parametrize(("platform", "env", "logs"), [
+    ("linux", {"RAY_TMPDIR": "/r", "TMPDIR": "/t"}, "/r"),         # Ray's own setting first
+    ("linux", {"RAY_TMPDIR": "/r"}, "/r"),
+    ("linux", {"TMPDIR": "/t"}, "/t"),                              # then $TMPDIR on Linux
+    ("linux", {}, "/tmp"),
+    ("darwin", {"TMPDIR": "/t"}, "/tmp"),                           # not on macOS: /tmp there
+    ("darwin", {"RAY_TMPDIR": "/r"}, "/r"),
+    ("win32", {"TMPDIR": "/t"}, "/system-temp"),                    # elsewhere the system's temp dir
+])
+def test_ray_logs_are_under_rays_temp_dir(monkeypatch, platform, env, logs):
+    monkeypatch.setattr(sys, "platform", platform)
+    monkeypatch.setattr(fanout.tempfile, "gettempdir", lambda: "/system-temp")
+    for key in ("RAY_TMPDIR", "TMPDIR"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert fanout._ray_logs() == f"{logs}/ray/session_latest/logs"
