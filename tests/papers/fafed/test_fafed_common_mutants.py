@@ -181,6 +181,8 @@ def test_tuned_values_name_every_level_and_check_lr_server_lr_and_the_methods_ow
     assert _refusal(check, [1], "fafed.tuned") == "fafed.tuned: must map each of low, moderate, high to its settings"
     assert _refusal(check, {**good, "high": {"fafed": {"lr": 0}}}, "fafed.tuned") == \
         "fafed.tuned.high.fafed.lr: 0 must be > 0"
+    assert _refusal(check, {**good, "high": {"fafed": {"server_lr": "1"}}}, "fafed.tuned") == \
+        "fafed.tuned.high.fafed.server_lr: '1' must be float"                     # the type check names its key
     assert _refusal(check, {**good, "high": {"fafed": {"server_lr": -1.0}}}, "fafed.tuned") == \
         "fafed.tuned.high.fafed.server_lr: -1.0 must be > 0"
     assert _refusal(check, {**good, "low": {"fafed": 0.1}}, "fafed.tuned") == \
