@@ -164,8 +164,9 @@ def process_pool(jobs: Mapping[str, dict], workers: int, path: str | None = None
 
 def _pool(tasks: list[list[str]], jobs: Mapping[str, dict], workers: int, path: str | None):
     """Run `tasks` in one pool, yielding outcomes; returns (the tasks lost when the pool broke, why it broke)."""
-    pool_args = {"max_workers": min(workers, len(tasks)), "mp_context": _context(path), "initializer": _worker_start,
-                 "initargs": (1,)}
+    context = _context(path)
+    pool_args = {"max_workers": min(workers, len(tasks)), "mp_context": context, "initializer": _worker_start,
+                 "initargs": (1, context.get_start_method() == "forkserver")}
     futures, lost, why, procs = {}, [], None, {}
     with _child_cpu_path(path), cf.ProcessPoolExecutor(**pool_args) as pool:
         try:
@@ -201,11 +202,14 @@ def _dead(procs: Mapping[int, object]) -> str:
     return ", ".join(dead) or "a worker died"
 
 
-def _worker_start(threads: int | None) -> None:
+def _worker_start(threads: int | None, forked: bool = False) -> None:
     """A pool worker's initializer: exit with its parent (the fork server, or this process), set up as every entry
     point (a spawned worker pins its CPU path here, before torch loads; a forked one has its server's), one torch
     thread."""
-    lifeline.die_with_parent()
+    # a worker forked by the fork server must still have it as its parent (the server may have died with the driver
+    # before this initializer ran: then nothing would ever tell the worker, which holds its own task pipe open)
+    server = os.environ.get(lifeline.SERVER_PID) if forked else None
+    lifeline.die_with_parent(int(server) if server else None)
     fedlib.set_up_process()
     set_threads(threads)
 

@@ -22,10 +22,17 @@ import threading
 import time
 
 PR_SET_PDEATHSIG = 1
+#: set by the fork server for the workers it forks: the parent they must still have when they ask to die with it
+SERVER_PID = "FEDLIB_FORK_SERVER_PID"
 
 
-def die_with_parent() -> None:
-    """Exit this process soon after its parent (the process that started it) dies."""
+def die_with_parent(parent: int | None = None) -> None:
+    """Exit this process soon after its parent (the process that started it) dies. `parent`: the pid the parent
+    must have, where known; a process whose parent died before this call (it was already handed to init or a
+    subreaper, so the kernel would never tell it) exits at once. A worker forked from a fork server that a SIGKILL of
+    the driver took down before the worker's initializer ran is such a process."""
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
     parent = os.getppid()
     if not (sys.platform.startswith("linux") and _pdeathsig()):
         threading.Thread(target=_watch, args=(parent,), name="fedlib-die-with-parent", daemon=True).start()

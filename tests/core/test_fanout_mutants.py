@@ -146,7 +146,7 @@ def test_the_pool_gives_each_record_to_its_own_fingerprint_groups_included(pool)
     [made] = pool.made
     assert [len(a) if isinstance(a, list) else 1 for _, a in made.submitted] == [8, 1, 1, 1, 1]
     assert made.kwargs["max_workers"] == 1 and made.kwargs["initializer"] is fanout._worker_start
-    assert made.kwargs["initargs"] == (1,)
+    assert made.kwargs["initargs"] == (1, made.kwargs["mp_context"].get_start_method() == "forkserver")
     assert made.kwargs["mp_context"].get_start_method() == "forkserver"
 
 
@@ -295,10 +295,13 @@ def test_a_worker_starts_with_one_thread_and_its_lifeline(monkeypatch, threads):
     from fedlib import lifeline
 
     called = []
-    monkeypatch.setattr(lifeline, "die_with_parent", lambda: called.append("lifeline"))
+    monkeypatch.setattr(lifeline, "die_with_parent", lambda parent=None: called.append(("lifeline", parent)))
+    monkeypatch.setenv(lifeline.SERVER_PID, "4242")
     torch.set_num_threads(2)
     fanout._worker_start(1)
-    assert called == ["lifeline"] and torch.get_num_threads() == 1
+    assert called == [("lifeline", None)] and torch.get_num_threads() == 1      # spawned: its parent is the driver
+    fanout._worker_start(1, True)
+    assert called[-1] == ("lifeline", 4242)                                      # forked: its server must be there
 
 
 # ---------------------------------------------------------------------------------------------- Ray

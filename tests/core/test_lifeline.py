@@ -193,3 +193,18 @@ def test_sigkill_of_dvc_repro_leaves_no_process_and_the_committed_reports(tmp_pa
             if pid in procs and procs[pid][1] == start:
                 os.kill(pid, signal.SIGKILL)
     assert _files(repo / "reports") == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("forked, server, exits", [(True, "other", True), (True, "parent", False),
+                                                   (False, "other", False), (True, None, False)])
+def test_a_forked_worker_whose_fork_server_is_gone_exits_at_once(forked, server, exits):
+    """A worker forked by the fork server must still have it as its parent when its initializer runs: a SIGKILLed
+    driver can take the server down first, and the kernel would then never tell the worker (CI saw one survive)."""
+    env = {k: v for k, v in os.environ.items() if k != "FEDLIB_FORK_SERVER_PID"}
+    if server is not None:        # this test process plays the server: the child's parent; "other" is not its parent
+        env["FEDLIB_FORK_SERVER_PID"] = str(os.getpid() if server == "parent" else os.getpid() + 1_000_003)
+    code = f"from fedlib import fanout; fanout._worker_start(1, {forked}); print('running')"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == ((1, "") if exits else (0, "running")), done.stderr
