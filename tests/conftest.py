@@ -1,5 +1,6 @@
 # ruff: noqa: I001  -- fedlib must be imported before torch (the portable CPU path), not in sorted order
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,18 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     if "FEDLIB_DATA" not in os.environ:
         monkeypatch.setenv("FEDLIB_DATA", str(cache / "data"))
     yield
+
+
+@pytest.fixture
+def pipeline_copy(tmp_path):
+    """A copy of the package, notebooks, reports and DVC stages at tmp_path/"repo" for a test that runs `dvc repro`
+    on it (writing params.yaml is the test's part); skipped where dvc is not installed."""
+    if shutil.which("dvc") is None:
+        pytest.skip("dvc is not installed")
+    root, repo = Path(__file__).resolve().parents[1], tmp_path / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("fedlib", "notebooks", "reports"):
+        shutil.copytree(root / name, repo / name, ignore=ignore)
+    for name in ("dvc.yaml", ".dvcignore"):
+        shutil.copy(root / name, repo / name)
+    return repo

@@ -5,7 +5,6 @@ were."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -140,18 +139,11 @@ def _files(path: Path) -> dict[str, bytes]:
 
 
 @linux
-def test_sigkill_of_dvc_repro_leaves_no_process_and_the_committed_reports(tmp_path):
+def test_sigkill_of_dvc_repro_leaves_no_process_and_the_committed_reports(pipeline_copy):
     """SIGKILL of `dvc repro <stage>` while the stage's pool computes: papermill, its kernel (in a session of its
     own), the kernel's fork server, resource tracker and both pool workers are gone within 10 s, and reports/ is byte
     for byte what it was (no file, no staging folder)."""
-    if shutil.which("dvc") is None:
-        pytest.skip("dvc is not installed")
-    repo = tmp_path / "repo"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("fedlib", "notebooks", "reports"):
-        shutil.copytree(ROOT / name, repo / name, ignore=ignore)
-    for name in ("dvc.yaml", ".dvcignore"):
-        shutil.copy(ROOT / name, repo / name)
+    repo = pipeline_copy
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params.update(profile="embedded", workers=2)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

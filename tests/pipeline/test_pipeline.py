@@ -469,17 +469,10 @@ def test_dvc_dag_and_dry_run():
 
 
 @pytest.mark.slow
-def test_a_failing_stage_keeps_the_committed_reports(tmp_path):
+def test_a_failing_stage_keeps_the_committed_reports(pipeline_copy):
     """DVC deletes a stage's outputs before running it unless they are `persist`: a failed paper-profile run (here a
     misspelt key in the paper block; in practice e.g. no GPU or no dataset) must leave the committed reports alone."""
-    if shutil.which("dvc") is None:
-        pytest.skip("dvc is not installed")
-    repo = tmp_path / "repo"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("fedlib", "notebooks", "reports"):
-        shutil.copytree(ROOT / name, repo / name, ignore=ignore)
-    for name in ("dvc.yaml", ".dvcignore"):
-        shutil.copy(ROOT / name, repo / name)
+    repo = pipeline_copy
     params = _params()
     params["profile"] = "paper"
     params["fadamgt_fig2"]["paper"]["local_steps_gird"] = params["fadamgt_fig2"]["paper"].pop("local_steps_grid")
