@@ -52,7 +52,7 @@ def build(cls, values: Mapping[str, Any], algorithm: str, owner: str = "algorith
     `owner` names what `cls` belongs to in messages: an algorithm's hyperparameters, or a model's options
     (fedlib/models uses the same dataclasses for its settings).
 
-    A resolved configuration builds its instance once (`RunConfig.bind`): nothing here is memoised."""
+    A resolved configuration builds its instance once (`config.Resolved`): nothing here is memoised."""
     known = fields_of(cls)
     noun = "hyperparameter" if owner == "algorithm" else "option"
     for key in values:
