@@ -7,9 +7,9 @@
     ...                    verbose=False)
     >>> df = frame(records)                       # or frame("runs/demo"), or frame("fedmim/table1")
     >>> df.shape
-    (12, 17)
-    >>> list(df.columns[:6])
-    ['algorithm', 'lr', 'seed', 'run', 'round', 'cohort_size']
+    (12, 20)
+    >>> list(df.columns[:7])                      # β1, β2, ε: FedAdam-local's hyperparameters, FedAvg has none
+    ['algorithm', 'lr', 'beta1', 'beta2', 'eps', 'seed', 'run']
     >>> df.groupby(["algorithm", "round"])["test_acc"].mean().unstack().shape     # curves averaged over seeds
     (2, 3)
 
