@@ -59,8 +59,8 @@ class RoundContext:
 
     @property
     def hp(self):
-        """The algorithm's own hyperparameters (typed dataclass, see fedlib/hparams.py), bound to the
-        resolved configuration."""
+        """The algorithm's own hyperparameters (typed dataclass, see fedlib/hparams.py), built once by the resolved
+        configuration."""
         return self.cfg.hp
 
     @property
