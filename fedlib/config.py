@@ -21,8 +21,8 @@ import hashlib
 import json
 import typing
 from collections.abc import Mapping
-from types import MappingProxyType
 from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import Any, Literal
 
 from fedlib.errors import ConfigError, Refused  # noqa: F401  -- re-exported: `from fedlib.config import Refused` works

@@ -16,7 +16,6 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-
 COST_COLUMNS = ["rounds", "comm"]
 
 
