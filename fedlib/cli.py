@@ -115,8 +115,9 @@ def cmd_run(args) -> int:
     if not args.out.strip():          # Path("") is ".": an empty --out would write into the working directory
         raise OutputError("--out is empty; allowed: a directory path (use --out . for the current directory)")
     cfg = load_config(args.config, args.overrides)
-    if args.log:                      # an unknown or uninstalled tracker is refused before round 1
+    if args.log:                      # an unknown or uninstalled tracker, or a folder it would overwrite: before round 1
         tracking.check(args.log)
+        tracking.check_directory(args.log_dir)
     out = Path(args.out)
     result = run(cfg, out, force=args.force)
     logged = tracking.log_record(result, args.log, args.log_dir) if args.log else None
@@ -234,7 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true",
                    help="start afresh: ignore (and replace) an existing result.json and checkpoint")
     r.add_argument("--log", metavar="TRACKER", help="also log each round to a tracker: dvclive (optional extra)")
-    r.add_argument("--log-dir", default="dvclive", help="the tracker's folder (default: dvclive)")
+    r.add_argument("--log-dir", default="dvclive", help="the tracker's folder (default: dvclive); never the repository "
+                   "root or a folder holding a dvc.yaml/params.yaml the tracker did not write")
     r.add_argument("overrides", nargs="*", metavar="key=value")
     r.set_defaults(fn=cmd_run)
     for name, fn, text in (("algorithms", cmd_algorithms, "list algorithms"),

@@ -104,3 +104,55 @@ def test_dvc_exp_show_lists_the_logged_run(tmp_path, logged):
     params = data["params"]["dvclive/params.yaml"]["data"]
     assert metrics["summary"]["final_test_acc"] == pytest.approx(record["summary"]["final_test_acc"])
     assert params["algorithm"] == "fedavg" and params["rounds"] == 3
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """A clone of this repository's last commit, with a folder of the user's own holding a params.yaml (committed)."""
+    root = Path(__file__).resolve().parents[2]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("needs git and a git checkout")
+    repo = tmp_path_factory.mktemp("clone") / "repo"
+    _git(root, "clone", "-q", "--depth", "1", f"file://{root}", str(repo))
+    (repo / "mine").mkdir()
+    (repo / "mine" / "params.yaml").write_text("lr: 0.1\n")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "mine")
+    return repo
+
+
+@pytest.fixture
+def project(clone, monkeypatch):
+    monkeypatch.chdir(clone)
+    yield clone
+    shutil.rmtree(clone / "dvclive", ignore_errors=True)
+
+
+@pytest.mark.parametrize("log_dir, why", [
+    (".", "--log-dir .: is the root of a repository (.git in it)"),            # battery: dvc.yaml cut to 6 lines
+    ("", "--log-dir is empty (that is the working directory)"),               # battery: logged into ./ the same way
+    ("mine/..", "--log-dir mine/..: is the root of a repository"),
+    ("mine", "--log-dir mine: holds a params.yaml that DVCLive did not write"),
+    ("params.yaml", "--log-dir params.yaml: exists and is not a folder"),
+])
+def test_a_log_dir_that_would_overwrite_the_project_is_refused_before_round_1(project, tmp_path, capsys, log_dir, why):
+    pytest.importorskip("dvclive")
+    assert main(["run", "--out", str(tmp_path / "out"), "--log", "dvclive", "--log-dir", log_dir, *ARGS]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fedlib: {why}") and err.count("\n") == 1, err
+    assert _git(project, "status", "--porcelain", "--untracked-files=all") == ""
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_default_log_dir_leaves_the_project_clean_but_for_itself(project, tmp_path):
+    pytest.importorskip("dvclive")
+    assert main(["run", "--out", str(tmp_path / "out"), "--log", "dvclive", *ARGS]) == 0
+    assert _git(project, "status", "--porcelain") == "?? dvclive/\n"
+    # DVCLive's own folder is its to write again
+    assert main(["run", "--out", str(tmp_path / "out2"), "--log", "dvclive", *ARGS]) == 0
+    assert _git(project, "status", "--porcelain") == "?? dvclive/\n"
+    assert yaml.safe_load((project / "dvclive" / "dvc.yaml").read_text())["metrics"] == ["metrics.json"]
