@@ -3,7 +3,7 @@
     written = write_files(out_dir, "fig3", lambda folder: fig3.write(result, settings, folder))
 
 `write(folder)` writes into a fresh folder `out_dir/.staging-<name>-<pid>/`, never into out_dir. Each file it wrote
-must be a non-empty plain file that parses by its suffix (JSON strictly, CSV rows of one width, PNG up to its IEND
+must be a non-empty plain file that parses by its suffix (JSON strictly, CSV rows of one width holding some value, PNG up to its IEND
 chunk, SVG as XML, Markdown as UTF-8), and is synced; each file it replaces must be a plain, writable file (a
 read-only one asks not to be overwritten). The files it replaces are hard-linked into the folder's `previous/`, then
 the folder is renamed `.commit-<name>-<pid>`: that one atomic rename is the commit. Its files are then renamed into
@@ -195,9 +195,9 @@ def _check(path: Path) -> str | None:
         if suffix == ".json":
             json.loads(text, parse_constant=_no_constant)
         elif suffix == ".csv":
-            widths = {len(r) for r in csv.reader(io.StringIO(text)) if r}
-            if len(widths) != 1:
-                return f"not a CSV table (rows of {sorted(widths)} fields)"
+            widths = {len(r) for r in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in r)}
+            if len(widths) != 1:         # no row with a value (blank lines only), or rows of several widths
+                return f"not a CSV table ({f'rows of {sorted(widths)} fields' if widths else 'no row holds a value'})"
         elif suffix == ".svg":
             ET.fromstring(data)
     except UnicodeDecodeError as exc:
