@@ -7,20 +7,26 @@ any compute and leave nothing under --out.
 # ruff: noqa: E402  -- the process is set up before the imports that load torch
 from __future__ import annotations
 
-import fedlib
+import sys
 
-fedlib.set_up_process()  # this command's process: the CPU path (before torch loads) and malloc, fedlib/__init__.py
+import fedlib
+from fedlib.errors import Refused
+
+try:
+    fedlib.set_up_process()  # this command's process: the CPU path (before torch loads) and malloc, fedlib/__init__.py
+except Refused as exc:       # an unknown FEDLIB_CPU_PATH: one line, exit 2, before anything loads
+    print(f"fedlib: {exc}", file=sys.stderr)
+    raise SystemExit(2) from None
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import yaml
 
 from fedlib import tracking
 from fedlib.algorithms import ALGORITHMS
-from fedlib.config import ADAPTIVE_FIELDS, ConfigError, Refused, RunConfig, algorithm_reads
+from fedlib.config import ADAPTIVE_FIELDS, ConfigError, RunConfig, algorithm_reads
 from fedlib.data import DATASETS, PARTITIONERS, DatasetUnavailable, load_dataset
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.engine import partition_for, resolve, run
