@@ -144,7 +144,7 @@ def _recover(out: Path) -> list[str]:
     published = []
     for folder in sorted(p for p in out.iterdir() if p.name.startswith((STAGING, COMMIT))):
         pid = folder.name.rsplit("-", 1)[-1]
-        if not pid.isdigit() or _alive(int(pid)):
+        if not pid.isdigit() or writer_alive(int(pid)):
             continue
         real = not folder.is_symlink() and folder.is_dir()
         files = [p for p in folder.iterdir() if p.name != "previous"] if real else []
@@ -163,7 +163,8 @@ def _recover(out: Path) -> list[str]:
     return published
 
 
-def _alive(pid: int) -> bool:
+def writer_alive(pid: int) -> bool:
+    """Whether the process `pid` that named a staging or commit folder may still be writing it."""
     if pid == os.getpid():       # our own name from an earlier process with the same pid: not being written now
         return False
     try:
@@ -240,4 +241,4 @@ def _culprit(exc: OSError, stage: Path) -> str | None:
     return None
 
 
-__all__ = ["ReportWriteFailed", "write_files"]
+__all__ = ["ReportWriteFailed", "write_files", "writer_alive"]

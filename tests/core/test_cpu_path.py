@@ -90,7 +90,8 @@ def test_a_users_own_settings_are_kept_and_portable_runs_pinned_in_workers():
     assert ("2 to run on 1 process(es) started on cpu_path=portable, which this process does not run"
             in out.stdout), out.stdout
     old = _child("native", HOSTS["old host"])
-    assert old["capability"] == "DEFAULT" and old["path"] == "native"
+    assert old["capability"] == "DEFAULT"
+    assert old["path"] == "native, kept: ATEN_CPU_CAPABILITY=default, MKL_CBWR=COMPATIBLE"
 
 
 @pytest.mark.slow
