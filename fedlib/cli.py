@@ -121,7 +121,7 @@ def cmd_run(args) -> int:
     if not args.out.strip():          # Path("") is ".": an empty --out would write into the working directory
         raise OutputError("--out is empty; allowed: a directory path (use --out . for the current directory)")
     cfg = load_config(args.config, args.overrides)
-    if args.log:                      # an unknown or uninstalled tracker, or a folder it would overwrite: before round 1
+    if args.log:                      # an unknown or uninstalled tracker, a folder it would overwrite: before round 1
         tracking.check(args.log)
         tracking.check_directory(args.log_dir)
     out = Path(args.out)

@@ -19,10 +19,10 @@ differ across its configurations, e.g. `lr=0.003`; visible in papermill's `--log
 bar over runs on a terminal or a live progress widget in JupyterLab.
 
 `oracle=timed` is refused (the path it takes is decided by a timing at run time, not by the configuration, so the
-fingerprint cannot name the computation). A cached record is reused only if it is a well-formed record of that fingerprint written by the same
-`fedlib.__version__` (anything else -- JSON null, a missing summary, wrong types, another version -- is recomputed);
-bump the version (or pass `force=True`) after a change to fedlib that alters the numbers of existing
-configurations.
+fingerprint cannot name the computation). A cached record is reused only if it is a well-formed record of that
+fingerprint written by the same `fedlib.__version__` (anything else -- JSON null, a missing summary, wrong types,
+another version -- is recomputed); bump the version (or pass `force=True`) after a change to fedlib that alters the
+numbers of existing configurations.
 """
 from __future__ import annotations
 

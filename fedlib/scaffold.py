@@ -467,7 +467,8 @@ def _dvc_yaml_with(root: Path, stage: Path, paper: str) -> str:
         sys.dont_write_bytecode = bytecode
         for d in extra:
             fedlib.papers.__path__.remove(d)
-        for name in [m for m in sys.modules if m == f"fedlib.papers.{paper}" or m.startswith(f"fedlib.papers.{paper}.")]:
+        package = f"fedlib.papers.{paper}"
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
             del sys.modules[name]
         importlib.invalidate_caches()
 

@@ -3,14 +3,15 @@
     written = write_files(out_dir, "fig3", lambda folder: fig3.write(result, settings, folder))
 
 `write(folder)` writes into a fresh folder `out_dir/.staging-<name>-<pid>/`, never into out_dir. Each file it wrote
-must be a non-empty plain file that parses by its suffix (JSON strictly, CSV rows of one width holding some value, PNG up to its IEND
-chunk, SVG as XML, Markdown as UTF-8), and is synced; each file it replaces must be a plain, writable file (a
-read-only one asks not to be overwritten). The files it replaces are hard-linked into the folder's `previous/`, then
-the folder is renamed `.commit-<name>-<pid>`: that one atomic rename is the commit. Its files are then renamed into
-out_dir in a row; a failed rename (or Ctrl-C) puts the previous files back. A writer SIGKILLed before the commit
-leaves out_dir as it was; one killed between two renames leaves a commit folder, whose remaining files the next call
-on out_dir renames in (roll forward). Any other folder a dead writer left (a staging folder, a link, a commit holding
-anything but plain artefact files) is removed with one line on stderr, and nothing in it moves.
+must be a non-empty plain file that parses by its suffix (JSON strictly, CSV rows of one width holding some value,
+PNG up to its IEND chunk, SVG as XML, Markdown as UTF-8), and is synced; each file it replaces must be a plain,
+writable file (a read-only one asks not to be overwritten). The files it replaces are hard-linked into the folder's
+`previous/`, then the folder is renamed `.commit-<name>-<pid>`: that one atomic rename is the commit. Its files are
+then renamed into out_dir in a row; a failed rename (or Ctrl-C) puts the previous files back. A writer SIGKILLed
+before the commit leaves out_dir as it was; one killed between two renames leaves a commit folder, whose remaining
+files the next call on out_dir renames in (roll forward). Any other folder a dead writer left (a staging folder, a
+link, a commit holding anything but plain artefact files) is removed with one line on stderr, and nothing in it
+moves; a folder whose writer is alive (`writer_alive`) is left alone.
 
 Any failure raises `ReportWriteFailed`, one line naming the file and the cause, with out_dir's files unchanged.
 """

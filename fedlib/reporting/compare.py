@@ -14,9 +14,9 @@ when:
   last printed digit ("12.5" vs "12.6" agree at ulps=1; "12.5" vs "12.8" do not). Integers (seed counts, round caps,
   reached counts) must be equal.
 Exit status: 0 the trees agree; 1 they differ (one line per difference); 2 refused arguments (a missing or
-non-folder argument, a folder compared with itself, a negative `--ulps`, a tree holding no report file or a symbolic link); 3 a file
-that cannot be read or is malformed (not UTF-8, a JSON that is not a report's). Every refusal is one line on stderr
-naming the argument or file; two trees never "agree" on nothing.
+non-folder argument, a folder compared with itself, a negative `--ulps`, a tree holding no report file or a symbolic
+link); 3 a file that cannot be read or is malformed (not UTF-8, a JSON that is not a report's). Every refusal is one
+line on stderr naming the argument or file; two trees never "agree" on nothing.
 """
 from __future__ import annotations
 

@@ -15,8 +15,9 @@ written (atomically) by a cell, and the run pool was closed by the cell that ope
 left to finish. A failing cell still ends the run with papermill's error and exit status.
 
 An unknown `FEDLIB_CPU_PATH` is refused in one line (exit 2) before the kernel starts (fedlib/cpu_path.py); the
-kernel's `notebook.start` refuses it too, for plain `papermill`. Plain `papermill` gives the same notebook (a test executes both); this only starts and stops faster. It also exits
-when the `dvc repro` that started it dies (`lifeline.die_with_launcher`), and its kernel and run pool with it.
+kernel's `notebook.start` refuses it too, for plain `papermill`. Plain `papermill` gives the same notebook (a test
+executes both); this only starts and stops faster. It also exits when the `dvc repro` that started it dies
+(`lifeline.die_with_launcher`), and its kernel and run pool with it.
 """
 from __future__ import annotations
 
