@@ -65,8 +65,8 @@ def test_set_up_process_refuses_an_unknown_switch_in_one_line(monkeypatch):
 
 @pytest.mark.parametrize("backend, workers", [("process", 1), ("process", 2), ("ray", 2)])
 def test_run_many_refuses_an_unknown_switch_before_the_pool_or_ray_starts(tmp_path, monkeypatch, backend, workers):
-    """Battery case: `run_many(..., workers=2)` ran 5 runs with FEDLIB_CPU_PATH=garbage (its workers are given a
-    known path)."""
+    """Battery case: run_many with a pool of two workers ran 5 runs with FEDLIB_CPU_PATH=garbage (its workers are
+    given a known path)."""
     monkeypatch.setenv(cpu_path.ENV_SWITCH, "garbage")
     with pytest.raises(Refused, match=f"^{GARBAGE.replace('(', '[(]').replace(')', '[)]')}$"):
         experiments.run_many([TINY, {**TINY, "seed": 1}], tmp_path / "cache", workers=workers, backend=backend,
@@ -83,11 +83,25 @@ def test_the_notebook_start_refuses_an_unknown_switch(monkeypatch):
         notebook.start(fig3, ip=object())
 
 
+def test_the_stage_runner_refuses_an_unknown_switch_before_papermill_starts(monkeypatch, capsys):
+    """What every DVC stage runs (dvc.yaml's cmd: `python -m fedlib.reporting.run_notebook ...`); battery case:
+    `FEDLIB_CPU_PATH=garbage dvc repro -f fedmim_table3` ran to the end without a word."""
+    from fedlib.reporting import run_notebook
+
+    monkeypatch.setenv(cpu_path.ENV_SWITCH, "garbage")
+    monkeypatch.setattr(sys, "argv", ["run_notebook", "notebooks/fedmim_table3.ipynb", "/nonexistent/out.ipynb"])
+    monkeypatch.setattr(run_notebook, "die_with_launcher", lambda: None)
+    with pytest.raises(SystemExit) as exit_:
+        run_notebook.main()
+    assert exit_.value.code == 2 and capsys.readouterr() == ("", f"fedlib: {GARBAGE}\n")
+
+
 def _entry(*argv: str) -> subprocess.CompletedProcess:
     env = {**os.environ, cpu_path.ENV_SWITCH: "garbage", "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [
     ("-m", "fedlib.cli", "algorithms"),
     ("-m", "fedlib.cli", "run", "--out", "/nonexistent/never", "algorithm=fedavg"),
