@@ -431,7 +431,11 @@ def write(root: Path, files: dict[Path, str]) -> list[Path]:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    _publish(commit, root)
+    try:
+        _publish(commit, root)
+    except OSError as exc:
+        raise OSError(f"{exc.strerror or exc} while publishing the committed scaffold of '{paper}'; the next `fedlib "
+                      f"scaffold` in {root} finishes it") from None
     return [root / rel for rel in files] + [root / "dvc.yaml"]
 
 
