@@ -7,20 +7,26 @@ any compute and leave nothing under --out.
 # ruff: noqa: E402  -- the process is set up before the imports that load torch
 from __future__ import annotations
 
-import fedlib
+import sys
 
-fedlib.set_up_process()  # this command's process: the CPU path (before torch loads) and malloc, fedlib/__init__.py
+import fedlib
+from fedlib.errors import Refused
+
+try:
+    fedlib.set_up_process()  # this command's process: the CPU path (before torch loads) and malloc, fedlib/__init__.py
+except Refused as exc:       # an unknown FEDLIB_CPU_PATH: one line, exit 2, before anything loads
+    print(f"fedlib: {exc}", file=sys.stderr)
+    raise SystemExit(2) from None
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import yaml
 
 from fedlib import tracking
 from fedlib.algorithms import ALGORITHMS
-from fedlib.config import ConfigError, Refused, RunConfig
+from fedlib.config import ConfigError, RunConfig
 from fedlib.data import DATASETS, PARTITIONERS, DatasetUnavailable, load_dataset
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.engine import partition_for, resolve, run
@@ -115,8 +121,9 @@ def cmd_run(args) -> int:
     if not args.out.strip():          # Path("") is ".": an empty --out would write into the working directory
         raise OutputError("--out is empty; allowed: a directory path (use --out . for the current directory)")
     cfg = load_config(args.config, args.overrides)
-    if args.log:                      # an unknown or uninstalled tracker is refused before round 1
+    if args.log:                      # an unknown or uninstalled tracker, a folder it would overwrite: before round 1
         tracking.check(args.log)
+        tracking.check_directory(args.log_dir)
     out = Path(args.out)
     result = run(cfg, out, force=args.force)
     logged = tracking.log_record(result, args.log, args.log_dir) if args.log else None
@@ -230,7 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true",
                    help="start afresh: ignore (and replace) an existing result.json and checkpoint")
     r.add_argument("--log", metavar="TRACKER", help="also log each round to a tracker: dvclive (optional extra)")
-    r.add_argument("--log-dir", default="dvclive", help="the tracker's folder (default: dvclive)")
+    r.add_argument("--log-dir", default="dvclive", help="the tracker's folder (default: dvclive); never the repository "
+                   "root or a folder holding a dvc.yaml/params.yaml the tracker did not write")
     r.add_argument("overrides", nargs="*", metavar="key=value")
     r.set_defaults(fn=cmd_run)
     for name, fn, text in (("algorithms", cmd_algorithms, "list algorithms"),

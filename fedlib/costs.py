@@ -90,8 +90,8 @@ def read_table(path: str | Path | None = None) -> dict[tuple[str, str], dict]:
     """{(cost_id, device label): entry} from the cost table (default COSTS_FILE; empty when it does not exist).
 
     A table that cannot be read or is not a cost table is a ConfigError in one line naming the file (and the entry
-    and field): not a regular file, over MAX_TABLE_BYTES, not JSON, or an entry whose field is missing (FIELDS'
-    required ones), of the wrong type or out of range (a negative or NaN time)."""
+    and field): not a regular file, over MAX_TABLE_BYTES, not JSON, no entries, or an entry whose field is missing
+    (FIELDS' required ones), of the wrong type or out of range (a negative or NaN time)."""
     if path is not None and str(path) == "":
         raise ConfigError("cost table: the path is empty; allowed: a JSON cost table file (fedlib/costs.json)")
     where = f"cost table {path or COSTS_FILE}"
@@ -118,6 +118,8 @@ def read_table(path: str | Path | None = None) -> dict[tuple[str, str], dict]:
     if not isinstance(entries, list):
         raise ConfigError(f"{where} is not a cost table (expected {{\"entries\": [{{\"cost_id\", \"device\", "
                           f"...}}]}}); {allowed}")
+    if not entries:                  # a table that prices nothing: every projection from it would be a guess
+        raise ConfigError(f"{where} holds no entries; {allowed} (a missing file starts a new one)")
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
             raise ConfigError(f"{where}: entry {i} is not an object; {allowed}")

@@ -26,9 +26,11 @@ The first three are environment variables that the libraries read when they load
 is imported: `pin()` does it, unless torch is already loaded or `FEDLIB_CPU_PATH=native`. `import fedlib` changes
 nothing; fedlib's entry points call `fedlib.set_up_process()` (which pins) before they load torch: the command line,
 a notebook's `notebook.start`, every pool or Ray worker, and tests/conftest.py. A script of your own calls it first.
-A value the user set for one of them is never replaced: it is kept, the process is then on the native path, and a
-run that asks for `portable` is refused in one line naming the variable (`run_many` still runs portable
-configurations, in fresh workers it pins). An unknown `FEDLIB_CPU_PATH` is refused in one line at the first run.
+A value the user set for one of them is never replaced: it is kept, the process is then on the native path (its
+records say `native, kept: ONEDNN_MAX_CPU_ISA=...`), and a run that asks for `portable` is refused in one line naming
+the variable (`run_many` still runs portable configurations, in fresh workers it pins). An unknown `FEDLIB_CPU_PATH`
+is refused in one line before anything runs, by `check_switch`: `fedlib.set_up_process()` calls it (the command line,
+notebooks, workers), and so do `run_many` (the pool and Ray) and the DVC stages' notebook runner.
 A run asks for a path with `cpu_path=portable|native` (`auto`: whatever this process has); a run that asks for a
 path the process cannot give is refused in one line before any compute, and `run_many` runs such configurations in
 fresh worker processes that have it. The path is recorded in each run's `environment` and is part of the
@@ -54,7 +56,7 @@ _kept_from_user: dict[str, str] = {}    # portable variables the user had set ot
 
 def requested() -> str:
     """The path this process was asked for through $FEDLIB_CPU_PATH (default portable; an unknown value counts as
-    native here, so nothing is pinned, and `switch_refusal` refuses it at the first run)."""
+    native here, so nothing is pinned, and `check_switch` refuses it)."""
     value = os.environ.get(ENV_SWITCH, "portable").strip().lower() or "portable"
     return value if value in PATHS else "native"
 
@@ -67,14 +69,27 @@ def switch_refusal() -> str | None:
     return f"{ENV_SWITCH}={os.environ[ENV_SWITCH]!r} is not a CPU path (allowed: {', '.join(PATHS)})"
 
 
+def check_switch() -> None:
+    """Refuse (Refused, one line) an unknown $FEDLIB_CPU_PATH: what every entry point calls before any compute."""
+    from fedlib.errors import Refused
+
+    why = switch_refusal()
+    if why:
+        raise Refused(why)
+
+
 def user_settings() -> dict[str, str]:
     """The portable variables this process's user set to other values than the portable path's (kept as set)."""
     return _kept_from_user if _pinned_here else _differing_from_portable()
 
 
 def _differing_from_portable() -> dict[str, str]:
-    """The portable variables this process's environment sets to other values than the portable path's."""
-    return {k: os.environ[k] for k in PORTABLE_ENV if os.environ.get(k, PORTABLE_ENV[k]) != PORTABLE_ENV[k]}
+    """The portable variables this process's environment sets to other values than the portable path's (spelt in
+    any case, with or without spaces: the libraries read `compatible, strict` as MKL_CBWR=COMPATIBLE,STRICT)."""
+    def same(value: str, portable: str) -> bool:
+        return value.upper().replace(" ", "") == portable.upper()
+
+    return {k: os.environ[k] for k in PORTABLE_ENV if not same(os.environ.get(k, PORTABLE_ENV[k]), PORTABLE_ENV[k])}
 
 
 def pin_environment(env: dict | os._Environ) -> None:
@@ -103,12 +118,20 @@ def pinned_here() -> bool:
 
 
 def active() -> str:
-    """`portable` when this process runs ATen's AVX2 kernels with MKL's COMPATIBLE branch, else `native`."""
+    """`portable` when this process runs ATen's AVX2 kernels with MKL's COMPATIBLE branch and keeps none of a user's
+    own settings of the portable variables (`user_settings`), else `native`."""
     import torch
 
     cap = torch.backends.cpu.get_cpu_capability().upper()
     mkl = os.environ.get("MKL_CBWR", "").upper().replace(" ", "")
-    return "portable" if cap == PORTABLE_CAPABILITY and mkl == PORTABLE_ENV["MKL_CBWR"] else "native"
+    portable = cap == PORTABLE_CAPABILITY and mkl == PORTABLE_ENV["MKL_CBWR"] and not user_settings()
+    return "portable" if portable else "native"
+
+
+def recorded() -> str:
+    """The path as a record states it: `active()`, and the user's settings it keeps (`native, kept: K=V, ...`)."""
+    kept = user_settings()
+    return active() + (", kept: " + ", ".join(f"{k}={v}" for k, v in kept.items()) if kept else "")
 
 
 def resolve(choice: str) -> str:
@@ -164,7 +187,7 @@ def describe() -> dict:
     """What a run record's `environment` keeps about the CPU math path of this process."""
     import torch
 
-    return {"path": active(), "aten_capability": torch.backends.cpu.get_cpu_capability(),
+    return {"path": recorded(), "aten_capability": torch.backends.cpu.get_cpu_capability(),
             "mkl_cbwr": os.environ.get("MKL_CBWR", ""), "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", ""),
             "mkldnn": bool(torch.backends.mkldnn.enabled), "nnpack": bool(torch._C._get_nnpack_enabled()),
             "pinned_by_fedlib": _pinned_here, "kept_from_user": user_settings()}

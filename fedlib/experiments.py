@@ -18,10 +18,11 @@ written). Progress is one printed line per finished run, naming the settings swe
 differ across its configurations, e.g. `lr=0.003`; visible in papermill's `--log-output` and in DVC's log), plus a
 bar over runs on a terminal or a live progress widget in JupyterLab.
 
-A cached record is reused only if it is a well-formed record of that fingerprint written by the same
-`fedlib.__version__` (anything else -- JSON null, a missing summary, wrong types, another version -- is recomputed);
-bump the version (or pass `force=True`) after a change to fedlib that alters the numbers of existing
-configurations.
+`oracle=timed` is refused (the path it takes is decided by a timing at run time, not by the configuration, so the
+fingerprint cannot name the computation). A cached record is reused only if it is a well-formed record of that
+fingerprint written by the same `fedlib.__version__` (anything else -- JSON null, a missing summary, wrong types,
+another version -- is recomputed); bump the version (or pass `force=True`) after a change to fedlib that alters the
+numbers of existing configurations.
 """
 from __future__ import annotations
 
@@ -190,6 +191,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     backend = backend or os.environ.get("FEDLIB_BACKEND") or "process"
     if backend not in fanout.BACKENDS:
         raise ConfigError(f"backend={backend!r} is not known; allowed: {', '.join(fanout.BACKENDS)}")
+    cpu_path.check_switch()                                    # an unknown $FEDLIB_CPU_PATH, before pool or Ray start
     if backend == "ray":
         fanout.ray_module()                                    # installed? (one line before any compute)
     fanout.lockstep_on()                                       # $FEDLIB_LOCKSTEP on or off (one line if neither)
@@ -205,6 +207,10 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
                           ) from None
     _remove_orphan_tmp(cache)
     resolved = [resolve_config(c) for c in configs]           # validation of all configs before any compute
+    if any(c.oracle == "timed" for c in resolved):
+        raise ConfigError("oracle=timed: the path is chosen by timing at run time, so the run cache's key cannot say "
+                          "which computation a record holds; allowed here: auto, vmap, loop, stacked (a timed "
+                          "choice runs with `fedlib run --out DIR oracle=timed`, outside the run cache)")
     keys = [c.fingerprint() for c in resolved]
     swept = swept_keys(c.to_dict() for c in resolved)         # what the progress lines name, per algorithm
 

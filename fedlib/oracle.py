@@ -266,7 +266,8 @@ def choose_mode(requested: str, oracle: Oracle, params: Tensor, x: Tensor, y: Te
 
     `timed` (opt-in) times both paths on the first real cohort batch and takes the faster; the choice is cached on
     disk (keyed by model, shapes, threads and torch version) so later runs of the same setting take the same path.
-    The fingerprint of a timed run says `timed`, never the path, so its cached records never mix with either path's.
+    The fingerprint of a timed run says `timed`, never the path, so its records never mix with either path's; since
+    that one key could name either computation, `run_many` refuses `timed` (it never enters the run cache).
     """
     if requested in MODES:
         return requested, {"requested": requested, "mode": requested}

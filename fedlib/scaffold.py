@@ -3,7 +3,8 @@
     fedlib scaffold reddi --algorithms fedopt_adagrad,fedopt_yogi,fedavg --title "Adaptive Federated Optimization" \\
         --authors "Sashank J. Reddi,Zachary Charles" --venue "ICLR 2021"
 
-writes, under the repository root (nothing when it refuses; everything or nothing when a write fails):
+writes, under the repository root (nothing when it refuses; everything or nothing when a write fails or the command
+is killed):
 
     fedlib/papers/<name>/__init__.py       PAPER and ARTEFACTS
     fedlib/papers/<name>/reference.py      the paper's names, printed numbers and the sentence checked (data only)
@@ -19,12 +20,16 @@ writes, under the repository root (nothing when it refuses; everything or nothin
 
 The generated artefact runs and its tests pass as written; docs/extending.md says what to edit next (the paper's
 numbers, its claims, the paper block's settings). Refusals are one line (exit 2): a name that is not a lowercase
-Python identifier, a paper or params section that exists, an unknown algorithm, a file already there.
+Python identifier (a trailing newline included) or is reserved (paper `reports`, artefact `reference` or `index`),
+a paper, params section or stage that exists, an unknown algorithm, a control character in a text option, a file
+already there. The files are staged and published together (`write`): a run killed at any moment publishes nothing
+or, once committed, the whole paper, which the next `fedlib scaffold` in that root finishes.
 """
 from __future__ import annotations
 
 import keyword
 import re
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -34,7 +39,9 @@ import yaml
 
 from fedlib.errors import ConfigError
 
-NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+NAME = re.compile(r"[a-z][a-z0-9_]*")          # matched whole (fullmatch): `$` would let a trailing newline through
+RESERVED_PAPERS = ("reports",)                  # reports/ is the index's folder and `reports_*` its stage's name
+RESERVED_ARTEFACTS = ("reference", "index")     # the paper's data module (reference.py); the reports index
 
 
 # ---------------------------------------------------------------------------------------------- the templates
@@ -279,13 +286,21 @@ def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] 
     from fedlib.algorithms import ALGORITHMS
     from fedlib.reporting import artefact as A
 
-    for what, value in (("paper name", paper), ("artefact name", artefact)):
-        if not NAME.match(value) or keyword.iskeyword(value):
+    for what, value, reserved in (("paper name", paper, RESERVED_PAPERS),
+                                  ("artefact name", artefact, RESERVED_ARTEFACTS)):
+        if not NAME.fullmatch(value) or keyword.iskeyword(value):
             raise ConfigError(f"{what} {value!r} is not a lowercase Python identifier; allowed: [a-z][a-z0-9_]*, "
                               "not a keyword")
+        if value in reserved:
+            raise ConfigError(f"{what} {value!r} is reserved; allowed: a name other than {', '.join(reserved)}")
     if paper in A.papers() or (root / "fedlib" / "papers" / paper).exists():
         raise ConfigError(f"paper '{paper}' exists (fedlib/papers/{paper}/); allowed: a new name, not one of "
                           f"{', '.join(A.papers())}")
+    stages_now = set((yaml.safe_load((root / "dvc.yaml").read_text()) or {}).get("stages", {})) \
+        if (root / "dvc.yaml").is_file() else set()
+    if f"{paper}_{artefact}" in stages_now:
+        raise ConfigError(f"stage '{paper}_{artefact}' exists in dvc.yaml; allowed: a paper and artefact name whose "
+                          "stage is new")
     unknown = [a for a in algorithms if a not in ALGORITHMS]
     if unknown or len(set(algorithms)) < 2 or len(set(algorithms)) != len(algorithms):
         raise ConfigError(f"--algorithms {','.join(algorithms)}: " + (f"unknown {', '.join(unknown)}" if unknown
@@ -293,9 +308,9 @@ def plan(root: Path, paper: str, algorithms: list[str], *, baselines: list[str] 
                           + f"; allowed: {', '.join(sorted(ALGORITHMS))}")
     for what, value in (("--title", title), ("--source", source), ("--venue", venue),
                         ("--authors", ",".join(authors or []))):
-        if any(c in value for c in '"\\\n'):
-            raise ConfigError(f"{what} {value!r} has a double quote, backslash or newline; allowed: one line of "
-                              "plain text (it becomes the DVC stage's description)")
+        if any(c in '"\\' or not c.isprintable() for c in value):
+            raise ConfigError(f"{what} {value!r} has a double quote, backslash or newline (or another control "
+                              "character); allowed: one line of plain text (it becomes the DVC stage's description)")
     baselines = baselines or algorithms[1:]
     if not set(baselines) <= set(algorithms[1:]):
         raise ConfigError(f"--baselines {','.join(baselines)}: allowed: methods of --algorithms other than the "
@@ -392,47 +407,115 @@ def _notebook(paper: str, artefact: str, title: str, about: str) -> str:
 
 
 def write(root: Path, files: dict[Path, str]) -> list[Path]:
-    """Write the plan, then dvc.yaml from the registry (which imports the new artefact): all of it or, on any error,
-    none of it (new files removed, params.yaml and dvc.yaml restored)."""
+    """Publish the plan and dvc.yaml regenerated from the registry, all of it or none of it.
+
+    Every file is first written into `root/.staging-scaffold-<paper>-<pid>/` (params.yaml whole, with the section
+    appended; dvc.yaml from the registry, which imports the staged package), checked and synced; renaming that folder
+    to `.commit-scaffold-<paper>-<pid>` is the commit. Its contents are then moved into place (`_publish`), the
+    paper's package last. A failure (or Ctrl-C) before the commit leaves root as it was; a SIGKILL before it leaves
+    only the staging folder, and one after it a commit folder: the next `fedlib scaffold` on root removes the first
+    and finishes the second (`recover`)."""
+    import os
+
+    root = Path(root)
+    paper = next(p.parts[2] for p in files if p.parts[:2] == ("fedlib", "papers"))
+    stage = root / f"{STAGING}scaffold-{paper}-{os.getpid()}"
+    commit = root / f"{COMMIT}scaffold-{paper}-{os.getpid()}"
+    try:
+        stage.mkdir()
+        for rel, text in files.items():
+            whole = (root / rel).read_text() + text if rel == Path("params.yaml") else text
+            _write_file(stage / rel, whole)
+        _write_file(stage / "dvc.yaml", _dvc_yaml_with(root, stage, paper))
+        os.rename(stage, commit)                                # the commit point
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    try:
+        _publish(commit, root)
+    except OSError as exc:
+        raise OSError(f"{exc.strerror or exc} while publishing the committed scaffold of '{paper}'; the next `fedlib "
+                      f"scaffold` in {root} finishes it") from None
+    return [root / rel for rel in files] + [root / "dvc.yaml"]
+
+
+STAGING, COMMIT = ".staging-", ".commit-"       # as the report writer's folders (fedlib/reporting/atomic_files.py)
+
+
+def _write_file(path: Path, text: str) -> None:
+    import os
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _dvc_yaml_with(root: Path, stage: Path, paper: str) -> str:
+    """dvc.yaml from the registry with the staged package in it (and root's own papers), bytecode left unwritten so
+    nothing but the plan is published; the staged modules are forgotten afterwards."""
     import importlib
 
     import fedlib.papers
     from fedlib.reporting import stages
 
-    kept = {p: (root / p).read_bytes() if (root / p).exists() else None for p in (Path("params.yaml"),
-                                                                                  Path("dvc.yaml"))}
-    made: list[Path] = []
-    papers_dir = str((root / "fedlib" / "papers").resolve())
-    added = papers_dir not in [str(Path(p).resolve()) for p in fedlib.papers.__path__]
+    extra = [str(d.resolve()) for d in (root / "fedlib" / "papers", stage / "fedlib" / "papers")]
+    extra = [d for d in extra if d not in [str(Path(p).resolve()) for p in fedlib.papers.__path__]]
+    fedlib.papers.__path__.extend(extra)
+    bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        for rel, text in files.items():
-            path = root / rel
-            if rel == Path("params.yaml"):
-                path.write_text(path.read_text() + text)
-                continue
-            for parent in reversed(path.relative_to(root).parents[:-1]):
-                if not (root / parent).exists():
-                    (root / parent).mkdir()
-                    made.append(root / parent)
-            path.write_text(text)
-            made.append(path)
-        if added:                       # the registry reads fedlib.papers' path: let it see `root`'s packages
-            fedlib.papers.__path__.append(papers_dir)
         importlib.invalidate_caches()
-        (root / "dvc.yaml").write_text(stages.dvc_yaml())
-    except BaseException:
-        for path in reversed(made):
-            path.rmdir() if path.is_dir() else path.unlink()
-        for rel, data in kept.items():
-            if data is None:
-                (root / rel).unlink(missing_ok=True)
-            else:
-                (root / rel).write_bytes(data)
-        raise
+        return stages.dvc_yaml()
     finally:
-        if added and papers_dir in fedlib.papers.__path__:
-            fedlib.papers.__path__.remove(papers_dir)
-    return [root / rel for rel in files] + [root / "dvc.yaml"]
+        sys.dont_write_bytecode = bytecode
+        for d in extra:
+            fedlib.papers.__path__.remove(d)
+        package = f"fedlib.papers.{paper}"
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
+
+
+def _publish(commit: Path, root: Path) -> None:
+    """Move what `commit` holds into root: a path root lacks moves whole (the paper's package, its tests folder, the
+    notebook, the doc), a file root has is replaced (params.yaml, dvc.yaml), a folder both have is descended into.
+    The paper's package moves last; the emptied commit folder is removed."""
+    import os
+
+    def move(src: Path, dst: Path) -> None:
+        if src.is_dir() and dst.is_dir():
+            for child in sorted(src.iterdir(), key=lambda p: (p.name == "fedlib", p.name)):
+                move(child, dst / child.name)
+            src.rmdir()
+        else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dst)
+
+    move(commit, root)
+
+
+def recover(root: Path) -> list[str]:
+    """Finish the scaffolds a killed `fedlib scaffold` committed in root, remove the staging folders it left (one
+    line on stderr each); a live scaffold's folders are left alone. Returns the papers finished."""
+    from fedlib.reporting.atomic_files import writer_alive
+
+    done = []
+    for folder in sorted(Path(root).glob(".*-scaffold-*-*")):
+        kind, _, rest = folder.name.partition("scaffold-")
+        paper, _, pid = rest.rpartition("-")
+        if kind not in (STAGING, COMMIT) or not pid.isdigit() or writer_alive(int(pid)) or folder.is_symlink() \
+                or not folder.is_dir():
+            continue
+        if kind == COMMIT:
+            _publish(folder, Path(root))
+            done.append(paper)
+            print(f"fedlib scaffold: finished the scaffold of '{paper}' that a killed run had committed",
+                  file=sys.stderr)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+            print(f"fedlib scaffold: removed {folder.name}, a killed run's unpublished files", file=sys.stderr)
+    return done
 
 
 # ---------------------------------------------------------------------------------------------- the command
@@ -458,6 +541,9 @@ def cmd_scaffold(args) -> int:
         if not (root / "params.yaml").is_file() or not (root / "fedlib" / "papers").is_dir():
             raise ConfigError(f"--root {root} is not a fedlib checkout (no params.yaml or fedlib/papers/); allowed: "
                               "the repository root")
+        if args.name in recover(root):      # the same command again after a kill past the commit: finished now
+            print(f"next: python -m pytest -q tests/papers/{args.name}/; then docs/extending.md, 'After the scaffold'")
+            return 0
         files = plan(root, args.name, [a.strip() for a in args.algorithms.split(",") if a.strip()],
                      baselines=[a.strip() for a in args.baselines.split(",") if a.strip()],
                      artefact=args.artefact, source=args.source, title=args.title,

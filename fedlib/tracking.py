@@ -10,21 +10,29 @@ record of the run cache) as a DVCLive run in `directory`:
   DVCLive plots (`plots/metrics/<name>.tsv`) and its latest values in `metrics.json`;
 * the run's summary as `summary/<name>` in `metrics.json` (numbers only; `summary/diverged` is 0 or 1).
 
-The folder carries its own `dvc.yaml` (never the project's: `dvc.yaml` there is generated), so `dvc exp show` and
-`dvc plots show` find it inside a DVC project; `dvc exp save` keeps the workspace's state as an experiment. Nothing
-is sent anywhere. DVCLive is an optional extra (`pip install -e ".[tracking]"`): `check` refuses, in one line and
-before anything runs, a tracker that is unknown or not installed.
+The folder carries its own `dvc.yaml` and `params.yaml` (never the project's: `dvc.yaml` there is generated), so
+`dvc exp show` and `dvc plots show` find it inside a DVC project; `dvc exp save` keeps the workspace's state as an
+experiment. Since DVCLive writes those files over whatever the folder holds, `check_directory` refuses, in one line
+and before anything runs, a folder that is empty as a name (it would be the working directory), the root of a
+repository (a `.git` or `.dvc` in it), or one holding a dvc.yaml, params.yaml, metrics.json or plots/ that DVCLive
+did not write. Nothing is sent anywhere. DVCLive is an optional extra (`pip install -e ".[tracking]"`): `check`
+refuses, in one line and before anything runs, a tracker that is unknown or not installed.
 """
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from fedlib.errors import Refused
 
 TRACKERS = ("dvclive",)
+LIVE_FILES = ("dvc.yaml", "params.yaml", "metrics.json", "plots")      # what DVCLive writes into its folder
+LIVE_DVC_KEYS = {"params", "metrics", "plots", "artifacts"}              # the keys of the dvc.yaml it writes
 
 
 def check(tracker: str) -> None:
@@ -36,6 +44,36 @@ def check(tracker: str) -> None:
     except ImportError:
         raise Refused("--log dvclive needs the dvclive package, which is not installed: pip install dvclive "
                       "(or pip install -e \".[tracking]\")") from None
+
+
+def check_directory(directory: str | Path) -> Path:
+    """The tracker's folder, refused in one line when DVCLive's files would overwrite someone else's there."""
+    allowed = "allowed: a folder of its own (default: dvclive)"
+    if not str(directory).strip():
+        raise Refused(f"--log-dir is empty (that is the working directory); {allowed}")
+    path = Path(directory)
+    if os.path.lexists(path) and not path.is_dir():
+        raise Refused(f"--log-dir {directory}: exists and is not a folder; {allowed}")
+    if not path.is_dir():
+        return path
+    root = next((m for m in (".git", ".dvc") if os.path.lexists(path / m)), None)
+    if root:
+        raise Refused(f"--log-dir {directory}: is the root of a repository ({root} in it), where DVCLive would write "
+                      f"its dvc.yaml and params.yaml over the project's; {allowed}")
+    theirs = [] if _written_by_dvclive(path) else [n for n in LIVE_FILES if os.path.lexists(path / n)]
+    if theirs:
+        raise Refused(f"--log-dir {directory}: holds a {theirs[0]} that DVCLive did not write (it would be "
+                      f"overwritten); {allowed}")
+    return path
+
+
+def _written_by_dvclive(path: Path) -> bool:
+    """Whether `path/dvc.yaml` is the one DVCLive writes: no stages, only its own keys, its metrics.json."""
+    try:
+        doc = yaml.safe_load((path / "dvc.yaml").read_text())
+    except (OSError, ValueError, yaml.YAMLError):
+        return False
+    return isinstance(doc, dict) and set(doc) <= LIVE_DVC_KEYS and doc.get("metrics") == ["metrics.json"]
 
 
 def _number(value: Any) -> float | int | None:
@@ -80,9 +118,9 @@ def summary_metrics(summary: Mapping[str, Any]) -> dict[str, float | int]:
 def log_record(record: Mapping[str, Any], tracker: str = "dvclive", directory: str | Path = "dvclive") -> Path:
     """Write `record` as a run of `tracker` into `directory`; returns the directory."""
     check(tracker)
+    directory = check_directory(directory)
     from dvclive import Live
 
-    directory = Path(directory)
     live = Live(str(directory), save_dvc_exp=False, dvcyaml=str(directory / "dvc.yaml"), report=None)
     try:
         live.log_params(params_of(record))

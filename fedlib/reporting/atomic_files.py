@@ -3,14 +3,15 @@
     written = write_files(out_dir, "fig3", lambda folder: fig3.write(result, settings, folder))
 
 `write(folder)` writes into a fresh folder `out_dir/.staging-<name>-<pid>/`, never into out_dir. Each file it wrote
-must be a non-empty plain file that parses by its suffix (JSON strictly, CSV rows of one width, PNG up to its IEND
-chunk, SVG as XML, Markdown as UTF-8), and is synced; each file it replaces must be a plain, writable file (a
-read-only one asks not to be overwritten). The files it replaces are hard-linked into the folder's `previous/`, then
-the folder is renamed `.commit-<name>-<pid>`: that one atomic rename is the commit. Its files are then renamed into
-out_dir in a row; a failed rename (or Ctrl-C) puts the previous files back. A writer SIGKILLed before the commit
-leaves out_dir as it was; one killed between two renames leaves a commit folder, whose remaining files the next call
-on out_dir renames in (roll forward). Any other folder a dead writer left (a staging folder, a link, a commit holding
-anything but plain artefact files) is removed with one line on stderr, and nothing in it moves.
+must be a non-empty plain file that parses by its suffix (JSON strictly, CSV rows of one width holding some value,
+PNG up to its IEND chunk, SVG as XML, Markdown as UTF-8), and is synced; each file it replaces must be a plain,
+writable file (a read-only one asks not to be overwritten). The files it replaces are hard-linked into the folder's
+`previous/`, then the folder is renamed `.commit-<name>-<pid>`: that one atomic rename is the commit. Its files are
+then renamed into out_dir in a row; a failed rename (or Ctrl-C) puts the previous files back. A writer SIGKILLed
+before the commit leaves out_dir as it was; one killed between two renames leaves a commit folder, whose remaining
+files the next call on out_dir renames in (roll forward). Any other folder a dead writer left (a staging folder, a
+link, a commit holding anything but plain artefact files) is removed with one line on stderr, and nothing in it
+moves; a folder whose writer is alive (`writer_alive`) is left alone.
 
 Any failure raises `ReportWriteFailed`, one line naming the file and the cause, with out_dir's files unchanged.
 """
@@ -144,7 +145,7 @@ def _recover(out: Path) -> list[str]:
     published = []
     for folder in sorted(p for p in out.iterdir() if p.name.startswith((STAGING, COMMIT))):
         pid = folder.name.rsplit("-", 1)[-1]
-        if not pid.isdigit() or _alive(int(pid)):
+        if not pid.isdigit() or writer_alive(int(pid)):
             continue
         real = not folder.is_symlink() and folder.is_dir()
         files = [p for p in folder.iterdir() if p.name != "previous"] if real else []
@@ -163,7 +164,8 @@ def _recover(out: Path) -> list[str]:
     return published
 
 
-def _alive(pid: int) -> bool:
+def writer_alive(pid: int) -> bool:
+    """Whether the process `pid` that named a staging or commit folder may still be writing it."""
     if pid == os.getpid():       # our own name from an earlier process with the same pid: not being written now
         return False
     try:
@@ -195,9 +197,9 @@ def _check(path: Path) -> str | None:
         if suffix == ".json":
             json.loads(text, parse_constant=_no_constant)
         elif suffix == ".csv":
-            widths = {len(r) for r in csv.reader(io.StringIO(text)) if r}
-            if len(widths) != 1:
-                return f"not a CSV table (rows of {sorted(widths)} fields)"
+            widths = {len(r) for r in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in r)}
+            if len(widths) != 1:         # no row with a value (blank lines only), or rows of several widths
+                return f"not a CSV table ({f'rows of {sorted(widths)} fields' if widths else 'no row holds a value'})"
         elif suffix == ".svg":
             ET.fromstring(data)
     except UnicodeDecodeError as exc:
@@ -240,4 +242,4 @@ def _culprit(exc: OSError, stage: Path) -> str | None:
     return None
 
 
-__all__ = ["ReportWriteFailed", "write_files"]
+__all__ = ["ReportWriteFailed", "write_files", "writer_alive"]

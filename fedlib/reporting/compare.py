@@ -14,14 +14,15 @@ when:
   last printed digit ("12.5" vs "12.6" agree at ulps=1; "12.5" vs "12.8" do not). Integers (seed counts, round caps,
   reached counts) must be equal.
 Exit status: 0 the trees agree; 1 they differ (one line per difference); 2 refused arguments (a missing or
-non-folder argument, a folder compared with itself, a negative `--ulps`, a tree holding no report file); 3 a file
-that cannot be read or is malformed (not UTF-8, a JSON that is not a report's). Every refusal is one line on stderr
-naming the argument or file; two trees never "agree" on nothing.
+non-folder argument, a folder compared with itself, a negative `--ulps`, a tree holding no report file or a symbolic
+link); 3 a file that cannot be read or is malformed (not UTF-8, a JSON that is not a report's). Every refusal is one
+line on stderr naming the argument or file; two trees never "agree" on nothing.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from decimal import Decimal
@@ -94,9 +95,18 @@ def _verdicts(path: Path, text: str) -> tuple[list, object]:
 
 
 def _files(root: Path) -> set[Path]:
+    """The report files under `root`; Refused (2) for a missing folder, one holding a symbolic link anywhere (a link
+    is not a report file, and a loop of them would hide a tree's content), or one holding no file."""
     if not root.is_dir():
         raise Refused(2, f"{root}: {'no such folder' if not root.exists() else 'not a folder'}")
-    files = {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
+    files = set()
+    for folder, dirs, names in os.walk(root):         # never follows a link: each one is seen, and refused
+        for name in sorted(dirs + names):
+            path = Path(folder) / name
+            if path.is_symlink():
+                raise Refused(2, f"{path}: a symbolic link; allowed: plain files and folders (copy the target in)")
+            if name in names and path.is_file():
+                files.add(path.relative_to(root))
     if not files:
         raise Refused(2, f"{root}: holds no report file (nothing to compare)")
     return files

@@ -14,18 +14,27 @@ being asked to shut down and waited for: by then every output is in the notebook
 written (atomically) by a cell, and the run pool was closed by the cell that opened it, so nothing in the kernel is
 left to finish. A failing cell still ends the run with papermill's error and exit status.
 
-Plain `papermill` gives the same notebook (a test executes both); this only starts and stops faster. It also exits
-when the `dvc repro` that started it dies (`lifeline.die_with_launcher`), and its kernel and run pool with it.
+An unknown `FEDLIB_CPU_PATH` is refused in one line (exit 2) before the kernel starts (fedlib/cpu_path.py); the
+kernel's `notebook.start` refuses it too, for plain `papermill`. Plain `papermill` gives the same notebook (a test
+executes both); this only starts and stops faster. It also exits when the `dvc repro` that started it dies
+(`lifeline.die_with_launcher`), and its kernel and run pool with it.
 """
 from __future__ import annotations
 
 import sys
 
+from fedlib.cpu_path import check_switch
+from fedlib.errors import Refused
 from fedlib.lifeline import die_with_launcher
 
 
 def main() -> None:
     die_with_launcher()
+    try:
+        check_switch()                      # an unknown $FEDLIB_CPU_PATH: one line before the kernel starts
+    except Refused as exc:
+        print(f"fedlib: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     sys.modules.setdefault("rfc3987_syntax", None)      # None in sys.modules: `import` raises ImportError
     from papermill.cli import papermill
     from papermill.engines import NBClientEngine, papermill_engines

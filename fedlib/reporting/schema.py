@@ -7,12 +7,13 @@ builder reads) plus its own keys:
 
 `validate(block, PARAMS, where)` refuses, with one line naming the key, the block and the file, a key the schema
 does not declare (a misspelt `lr` would otherwise be ignored), a missing required key, and a value of the wrong
-shape. The generic keys:
+shape. Every list holds at most MAX_ITEMS values (a list of 100,000 seeds is refused at once, not expanded into runs).
+The generic keys:
 
     rows        [row, ...]                   which entries of `datasets` to run, in report order
     datasets    {row: {RunConfig field: v}}  what runs for each paper dataset (dataset, model, target_acc, rounds, ...)
     algorithms  [algorithm, ...]             registered algorithm names (optionally restricted to the paper's)
-    seeds       [int, ...]                   distinct
+    seeds       [int, ...]                   distinct, each 0 <= seed <= 2**32 - 1
     lr          {algorithm: η_l or null}     optional; null or absent = the row's, the run block's, else the
                                              algorithm's default (precedence: fedlib/reporting/grid.py)
     server_lr   {algorithm: η_g or null}     optional; as lr, for the global (server) learning rate
@@ -23,11 +24,13 @@ shape. The generic keys:
 from __future__ import annotations
 
 import difflib
+import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fedlib.config import ConfigError, RunConfig
+from fedlib.config import MAX_SEED, ConfigError, RunConfig
 from fedlib.hparams import build, fields_of
 
 
@@ -40,6 +43,9 @@ class SettingsError(ValueError):
 
 
 Check = Callable[[Any, str, Mapping[str, Any]], None]     # check(value, where, block) raises SettingsError
+
+#: The longest list a block may hold (seeds, grids, rows, algorithms): far above any paper's, far below a typo's.
+MAX_ITEMS = 1000
 
 
 @dataclass(frozen=True)
@@ -86,16 +92,32 @@ def scalar(*types: type) -> Check:
 
 
 def listed(item: Check, nonempty: bool = True) -> Check:
+    """A list of at most MAX_ITEMS values, each passing `item` (checked before the values: a huge list is refused
+    without a look at them)."""
     def check(value, where, block):
         if not isinstance(value, list) or (nonempty and not value):
-            _fail(where, f"{value!r} must be a{' non-empty' if nonempty else ''} list")
+            _fail(where, f"{_short(value)} must be a{' non-empty' if nonempty else ''} list")
+        if len(value) > MAX_ITEMS:
+            _fail(where, f"a list of {len(value)} values; allowed: at most {MAX_ITEMS}")
         for i, v in enumerate(value):
             item(v, f"{where}[{i}]", block)
     return check
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def finite(value, where, block) -> None:
+    """A finite number (ints accepted; NaN and ±inf, which YAML spells .nan and .inf, refused)."""
+    scalar(float)(value, where, block)
+    if not math.isfinite(value):
+        _fail(where, f"{value!r} must be a finite number")
+
+
 def numbers() -> Check:
-    return listed(scalar(float))
+    return listed(finite)
 
 
 def integers() -> Check:
@@ -103,15 +125,19 @@ def integers() -> Check:
 
 
 def seeds() -> Check:
-    """A non-empty list of distinct integers: a repeated seed would be one run counted twice (its fingerprint is the
-    same), reported as n seeds with a spread it does not have."""
+    """A non-empty list of distinct integers a run takes (0 <= seed <= MAX_SEED): a repeated seed would be one run
+    counted twice (its fingerprint is the same), reported as n seeds with a spread it does not have."""
     ints = integers()
 
     def check(value, where, block):
         ints(value, where, block)
-        repeated = sorted({v for v in value if value.count(v) > 1})
+        out = next((v for v in value if not 0 <= v <= MAX_SEED), None)
+        if out is not None:
+            _fail(where, f"seed {out} is out of range; allowed: distinct integers 0 <= seed <= {MAX_SEED}")
+        repeated = sorted(v for v, n in Counter(value).items() if n > 1)
         if repeated:
-            _fail(where, f"{value!r} repeats seed(s) {', '.join(map(str, repeated))}; allowed: distinct integers")
+            _fail(where, f"{_short(value)} repeats seed(s) {', '.join(map(str, repeated))}; allowed: distinct "
+                         "integers")
     return check
 
 

@@ -71,7 +71,7 @@ def test_a_users_own_settings_are_kept_and_portable_runs_pinned_in_workers():
     `cpu_path=portable` run is refused in one line naming it, and `run_many` runs portable configurations in fresh
     workers it pins, which give the same record as a process started without any setting."""
     mine = _child("portable", HOSTS["AVX2 host"])                          # FEDLIB_CPU_PATH=portable, MKL_CBWR=AVX2
-    assert mine["path"] == "native" and mine["capability"] == "AVX2"
+    assert mine["path"] == "native, kept: MKL_CBWR=AVX2, ONEDNN_MAX_CPU_ISA=AVX2" and mine["capability"] == "AVX2"
     line = _child_fails("portable", HOSTS["AVX2 host"], CHILD.replace('"threads": 1}', '"threads": 1, '
                                                                        '"cpu_path": "portable"}'))
     assert line.endswith("cpu_path=portable: MKL_CBWR=AVX2, ONEDNN_MAX_CPU_ISA=AVX2 set in the environment is kept, "
@@ -90,7 +90,8 @@ def test_a_users_own_settings_are_kept_and_portable_runs_pinned_in_workers():
     assert ("2 to run on 1 process(es) started on cpu_path=portable, which this process does not run"
             in out.stdout), out.stdout
     old = _child("native", HOSTS["old host"])
-    assert old["capability"] == "DEFAULT" and old["path"] == "native"
+    assert old["capability"] == "DEFAULT"
+    assert old["path"] == "native, kept: ATEN_CPU_CAPABILITY=default, MKL_CBWR=COMPATIBLE"
 
 
 @pytest.mark.slow

@@ -196,7 +196,9 @@ def test_describe_keeps_what_decides_the_round_off(env, flags):
     env.setenv("ONEDNN_MAX_CPU_ISA", "SSE41")
     env.setattr(cpu_path, "_pinned_here", True)
     env.setattr(cpu_path, "_kept_from_user", {"ATEN_CPU_CAPABILITY": "default"})
-    assert cpu_path.describe() == {"path": "portable", "aten_capability": "AVX2", "mkl_cbwr": "COMPATIBLE,STRICT",
+    # a user's own setting kept: the process is native, and the record says which (it said "portable": issue #51)
+    assert cpu_path.describe() == {"path": "native, kept: ATEN_CPU_CAPABILITY=default", "aten_capability": "AVX2",
+                                   "mkl_cbwr": "COMPATIBLE,STRICT",
                                    "onednn_max_cpu_isa": "SSE41", "mkldnn": True, "nnpack": True,
                                    "pinned_by_fedlib": True, "kept_from_user": {"ATEN_CPU_CAPABILITY": "default"}}
     cpu_path.apply("portable")

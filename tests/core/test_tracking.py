@@ -104,3 +104,76 @@ def test_dvc_exp_show_lists_the_logged_run(tmp_path, logged):
     params = data["params"]["dvclive/params.yaml"]["data"]
     assert metrics["summary"]["final_test_acc"] == pytest.approx(record["summary"]["final_test_acc"])
     assert params["algorithm"] == "fedavg" and params["rounds"] == 3
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A repository root as the working directory: a `.git`, the project's dvc.yaml and params.yaml, and a folder of
+    the user's own holding a params.yaml."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "mine").mkdir()
+    root = Path(__file__).resolve().parents[2]
+    for name in ("dvc.yaml", "params.yaml"):
+        shutil.copy2(root / name, repo / name)
+    (repo / "mine" / "params.yaml").write_text("lr: 0.1\n")
+    monkeypatch.chdir(repo)
+    return repo
+
+
+@pytest.mark.parametrize("log_dir, why", [
+    (".", "--log-dir .: is the root of a repository (.git in it)"),            # battery: dvc.yaml cut to 6 lines
+    ("", "--log-dir is empty (that is the working directory)"),               # battery: logged into ./ the same way
+    ("mine/..", "--log-dir mine/..: is the root of a repository"),
+    ("mine", "--log-dir mine: holds a params.yaml that DVCLive did not write"),
+    ("params.yaml", "--log-dir params.yaml: exists and is not a folder"),
+])
+def test_a_log_dir_that_would_overwrite_the_project_is_refused_before_round_1(project, tmp_path, capsys, log_dir, why):
+    pytest.importorskip("dvclive")
+    before = _files(project)
+    assert main(["run", "--out", str(tmp_path / "out"), "--log", "dvclive", "--log-dir", log_dir, *ARGS]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fedlib: {why}") and err.count("\n") == 1, err
+    assert _files(project) == before and not (tmp_path / "out").exists()
+
+
+def test_a_folder_with_a_dvc_yaml_of_stages_is_refused_and_dvclives_own_is_not(project):
+    (project / "pipe").mkdir()
+    (project / "pipe" / "dvc.yaml").write_text("stages:\n  s: {cmd: echo}\nmetrics: [metrics.json]\n")
+    with pytest.raises(Refused, match="^--log-dir pipe: holds a dvc.yaml that DVCLive did not write"):
+        tracking.check_directory("pipe")
+    (project / "live").mkdir()
+    (project / "live" / "dvc.yaml").write_text("params:\n- params.yaml\nmetrics:\n- metrics.json\nplots:\n"
+                                               "- plots/metrics:\n    x: step\n")
+    (project / "live" / "params.yaml").write_text("rounds: 3\n")
+    assert tracking.check_directory("live") == Path("live")
+    assert tracking.check_directory("new/folder") == Path("new/folder")
+
+
+@pytest.mark.slow
+def test_in_a_clone_the_default_log_dir_leaves_git_status_clean_but_for_itself(tmp_path, monkeypatch):
+    """Battery case, as a user types it: `fedlib run --log dvclive --log-dir .` in a fresh clone exited 0 and left
+    `M dvc.yaml`, `M params.yaml`, `?? metrics.json`, `?? plots/`. In a clone of this repository's last commit it is
+    refused with `git status` clean; the default folder is all the run adds, and DVCLive may write it again."""
+    pytest.importorskip("dvclive")
+    root = Path(__file__).resolve().parents[2]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("needs git and a git checkout")
+    repo = tmp_path / "repo"
+    _git(root, "clone", "-q", "--depth", "1", f"file://{root}", str(repo))
+    monkeypatch.chdir(repo)
+    assert main(["run", "--out", str(tmp_path / "o1"), "--log", "dvclive", "--log-dir", ".", *ARGS]) == 2
+    assert _git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert main(["run", "--out", str(tmp_path / "o2"), "--log", "dvclive", *ARGS]) == 0
+    assert _git(repo, "status", "--porcelain") == "?? dvclive/\n"
+    assert main(["run", "--out", str(tmp_path / "o3"), "--log", "dvclive", *ARGS]) == 0
+    assert _git(repo, "status", "--porcelain") == "?? dvclive/\n"
+    assert yaml.safe_load((repo / "dvclive" / "dvc.yaml").read_text())["metrics"] == ["metrics.json"]

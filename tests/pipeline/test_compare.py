@@ -117,3 +117,20 @@ def test_the_module_exits_with_the_refusal_code(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "fedlib.reporting.compare", str(tmp_path / "x"), str(tmp_path)],
                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc
+
+
+@pytest.mark.parametrize("side", ["committed", "regenerated"])
+@pytest.mark.parametrize("kind", ["loop", "to_file", "to_folder", "dangling"])
+def test_a_symbolic_link_inside_either_tree_is_refused_with_its_path(tmp_path, capsys, side, kind):
+    """Battery case: a regenerated tree holding a symlink loop was reported as agreeing (exit 0)."""
+    a, b = tree(tmp_path / "a"), tree(tmp_path / "b")
+    inside = (a if side == "committed" else b) / "fadamgt"
+    link = inside / "extra"
+    if kind == "loop":
+        link = inside / "loop"
+        link.symlink_to(inside / "loop2")
+        (inside / "loop2").symlink_to(link)
+    else:
+        target = {"to_file": inside / "fig3.md", "to_folder": inside, "dangling": tmp_path / "gone"}[kind]
+        link.symlink_to(target)
+    assert_refused(capsys, 2, a, b, words=[link, "symbolic link"])

@@ -427,6 +427,7 @@ def test_a_missing_field_is_refused(tmp_path, field):
 @pytest.mark.parametrize("text, why", [
     ("[]", "is not a cost table"), ('{"entries": {}}', "is not a cost table"), ('{"entries": [3]}', "entry 0 is not"),
     ("[" * 100_000, "is not valid JSON"), ("{", "is not valid JSON"),
+    ('{"entries": []}', "holds no entries"), ("{}", "holds no entries"),      # battery: printed projections from it
 ])
 def test_a_file_that_is_not_a_cost_table_is_refused(tmp_path, text, why):
     with pytest.raises(ConfigError, match=why):
@@ -442,6 +443,16 @@ def test_non_regular_oversized_and_empty_paths_are_refused(tmp_path, monkeypatch
     monkeypatch.setattr(costs, "MAX_TABLE_BYTES", 10)
     with pytest.raises(ConfigError, match=r"is 25 bytes, over 10"):
         E.read_table(_table(tmp_path, json.dumps({"entries": []}, indent=8)))
+
+
+def test_a_cost_table_with_no_entries_is_refused_by_the_command_in_one_line(tmp_path, capsys):
+    """Battery case: `fedlib estimate --costs` with `{"entries": []}` printed projections from it."""
+    path = _table(tmp_path, json.dumps({"about": "x", "entries": []}))
+    assert main(["estimate", "--table-only", "--costs", str(path)]) == 2
+    out, message = capsys.readouterr()
+    assert out == "" and message.strip() == (f"fedlib: invalid config: cost table {path} holds no entries; allowed: a "
+                                             "cost table written by `fedlib estimate --save` (a missing file starts "
+                                             "a new one)")
 
 
 def test_the_cost_table_is_package_data():
