@@ -8,8 +8,10 @@ kernels sum in different orders), so a whole run is bit-identical only on the sa
   (``[C, *shape]``, views of one ``[C, d]`` leaf) and runs the whole cohort as batched matrix products; one autograd
   pass over the sum of the clients' losses gives every client's gradient (the clients do not interact). No vmap or
   functional_call machinery per operation, so it is the fastest path for the small MLPs and LSTMs of the embedded
-  tier and the tiny GPT-2 (`bench/engine_overhead.py --preset embedded` prints the ratios). Only models that define
-  ``stacked_forward`` have it (``ModelSpec.stacked`` in fedlib/models);
+  tier and the tiny GPT-2 (`bench/engine_overhead.py --preset embedded` prints the ratios). The CNNs' stacked forward
+  keeps the cohort's activations as [B, C·channels, H, W]: one grouped conv2d per convolution, one group_norm per
+  GroupNorm (fedlib/models/stacked_conv.py). Only models that define ``stacked_forward`` have it
+  (``ModelSpec.stacked`` in fedlib/models; ``ModelSpec.grouped_conv`` for the CNNs);
 
 * ``vmap``: torch.func.functional_call + grad_and_value, vmapped over the client axis (on GPU the convolutions
   become one grouped convolution for the whole cohort);
