@@ -265,8 +265,9 @@ def _choice_cache() -> Path:
     return root / "oracle_choice.json"
 
 
-AUTO_RULE = ("auto: stacked when the model has a stacked forward (MLP, linear, LSTM, GPT-2 LoRA; the CNNs' grouped-"
-             "convolution one on CUDA only), else vmap on CUDA and loop on CPU (fixed by model and device, never timed)")
+AUTO_RULE = ("auto: stacked when the model has a stacked forward (MLP, linear, LSTM, GPT-2 LoRA; the CNNs' "
+             "grouped-convolution one on CUDA only), else vmap on CUDA and loop on CPU (fixed by model and device, "
+             "never timed)")
 
 
 def auto_mode(device_type: str, stacked: bool = False, grouped_conv: bool = False) -> str:

@@ -21,8 +21,8 @@ from fedlib.oracle import Oracle
 #: FL-Simulator's published timing (bench/README.md, *Speed against peers*): the throughput a sequential peer
 #: framework reaches on a V100
 REFERENCE = {"name": "V100 (FL-Simulator FedAvg, sequential clients)", "seconds_per_round": 15.86,
-             "model": "resnet18_imagenet", "input_shape": (3, 32, 32), "num_classes": 10, "client_steps": 500, "batch": 50,
-             "eval_images": 60_000}
+             "model": "resnet18_imagenet", "input_shape": (3, 32, 32), "num_classes": 10, "client_steps": 500,
+             "batch": 50, "eval_images": 60_000}
 
 
 def count_flops(sim) -> tuple[float, float]:

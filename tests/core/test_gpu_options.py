@@ -9,8 +9,7 @@ import torch
 from fedlib import gpu_options
 from fedlib.config import ConfigError
 from fedlib.engine import Simulation, resolve
-from fedlib.models import build_model
-from fedlib.models import stacked_conv
+from fedlib.models import build_model, stacked_conv
 from fedlib.oracle import Oracle
 
 BASE = {"algorithm": "fedavg", "dataset": "digits", "model": "cnn", "device": "cpu", "oracle": "stacked",
