@@ -24,7 +24,7 @@ CUDA_ONLY = ("cudnn_benchmark", "cuda_graph")                 # nothing to switc
 STACKED_CNN_ONLY = ("channels_last", "cuda_graph", "compile")  # act on the grouped-convolution stacked forward
 
 
-def check(cfg, device: str, oracle: str, grouped_conv: bool) -> None:
+def check(cfg, device: str, oracle: str, model: str, grouped_conv: bool) -> None:
     """Refuse a switch that cannot act on this device, oracle path or model (one line naming it and what is allowed)."""
     for name in SWITCHES:
         if not getattr(cfg, name):
@@ -33,7 +33,7 @@ def check(cfg, device: str, oracle: str, grouped_conv: bool) -> None:
             raise ConfigError(f"{name}=true needs device=cuda; this run is on {device}; allowed: {name}=false")
         if name in STACKED_CNN_ONLY and not (oracle == "stacked" and grouped_conv):
             raise ConfigError(f"{name}=true acts on the convolutional models' stacked forward; this run has "
-                              f"model={cfg.model}, oracle={oracle}; allowed: {name}=false, or oracle=stacked with "
+                              f"model={model}, oracle={oracle}; allowed: {name}=false, or oracle=stacked with "
                               f"a CNN (cnn, lenet5, resnet18*, vgg11*, cnn_fafed_*)")
 
 

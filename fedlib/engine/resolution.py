@@ -49,7 +49,7 @@ def _fill_defaults(cfg: RunConfig | dict) -> RunConfig:
         raise ConfigError(f"oracle=stacked needs a model with a stacked forward; model={model} has none; allowed: "
                           f"oracle in auto, vmap, loop, timed, or model in "
                           f"{', '.join(k for k, m in MODELS.items() if m.stacked)}")
-    gpu_options.check(cfg, device, changes.get("oracle", cfg.oracle), MODELS[model].grouped_conv)
+    gpu_options.check(cfg, device, changes.get("oracle", cfg.oracle), model, MODELS[model].grouped_conv)
     if cfg.cpu_path == "auto":              # this process's CPU math path (fedlib/cpu_path.py)
         changes["cpu_path"] = cpu_path.active()
     changes["hparams"] = hparams_to_dict(cfg.hp)               # every default of the algorithm's own

@@ -55,7 +55,8 @@ def test_the_default_semantic_dict_and_fingerprint_by_hand():
 def test_non_numeric_is_exactly_the_four_placement_and_visibility_fields():
     assert NON_NUMERIC == ("progress", "checkpoint_every", "data_dir", "state_device")
     assert set(RunConfig.field_names()) - set(DEFAULT) == set(NON_NUMERIC) | {
-        "autocast", "hparams", "bptt", "eval_local", "model_options", "color_jitter"}
+        "autocast", "hparams", "bptt", "eval_local", "model_options", "color_jitter",
+        "channels_last", "cudnn_benchmark", "cuda_graph", "compile"}
 
 
 @pytest.mark.parametrize("field, other", [("progress", False), ("checkpoint_every", 5), ("data_dir", "/elsewhere"),
@@ -72,7 +73,8 @@ def test_a_non_numeric_field_changes_no_fingerprint(field, other):
 
 @pytest.mark.parametrize("field, default, other", [
     ("autocast", "off", "bf16"), ("hparams", {}, {"fedcm_a": 0.3}), ("bptt", 35, 36), ("eval_local", False, True),
-    ("model_options", {}, {"lora_rank": 4}), ("color_jitter", None, 0.2)])
+    ("model_options", {}, {"lora_rank": 4}), ("color_jitter", None, 0.2), ("channels_last", False, True),
+    ("cudnn_benchmark", False, True), ("cuda_graph", False, True), ("compile", False, True)])
 def test_each_elided_field_enters_the_dict_exactly_when_it_leaves_its_default(field, default, other):
     assert getattr(RunConfig(), field) == default and field not in RunConfig().semantic_dict()
     cfg = dataclasses.replace(RunConfig(), **{field: other})
