@@ -6,7 +6,7 @@ GPU switches (fedlib/gpu_options.py) timed interleaved round by round on one war
 single-model references: s/round with and without evaluation, images/s, TFLOP/s, fraction of the GPU's bf16 peak.
 A CUDA-graph replay is also checked against the eager oracle call (same bits, or the difference is printed).
 
-Part 2 -- `fedlib estimate --profile paper --remeasure --save --rounds-timed 1` on this GPU: every distinct
+Part 2 -- `fedlib estimate --profile paper --save --rounds-timed 1` on this GPU: every distinct
 paper-profile cost configuration for 2 rounds (a warm-up round and a timed one, plus one evaluation) on generated data
 of the real shapes (the stand-ins of `fedlib estimate`), each entry (s/round, eval s, peak memory) written to a copy
 of the cost table as soon as it is timed. It stops at the time budget; the table keeps what was timed, and running
@@ -118,7 +118,7 @@ def part2(out: Path, smoke: bool, deadline: float, log) -> int:
         log(f"cost table: {before} -> {len(read_table(costs))} entries")
         return 0
     cmd = [sys.executable, "-c", "import sys; from fedlib.cli import main; sys.exit(main())", "estimate",
-           "--profile", "paper", "--remeasure", "--save", "--rounds-timed", "1", "--costs", str(costs),
+           "--profile", "paper", "--save", "--rounds-timed", "1", "--costs", str(costs),   # what this GPU lacks
            "--json", str(out / "estimate.json")]
     remaining = deadline - time.monotonic()
     log(f"part 2: {' '.join(cmd[3:])} for at most {remaining:.0f} s")
