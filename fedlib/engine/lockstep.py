@@ -39,7 +39,7 @@ def mergeable(sims: list[Simulation]) -> bool:
         o = sim.oracle
         return (type(o.model), o.task, tuple(o.names), tuple(tuple(s) for s in o.shapes), o.chunk_size, o.autocast,
                 o.stateful, sim.dtype, sim.device, sim.cfg.oracle,
-                tuple(getattr(sim.cfg, k) for k in ("channels_last", "cuda_graph", "compile")))
+                tuple(getattr(sim.cfg, k, False) for k in ("channels_last", "cuda_graph", "compile")))
 
     first = reads(sims[0]) if sims else None
     return (len(sims) > 1 and all(s.cfg.oracle == "stacked" and s.oracle.frozen == 0 and not s.oracle.buffers
