@@ -20,7 +20,7 @@ import yaml
 
 from fedlib import tracking
 from fedlib.algorithms import ALGORITHMS
-from fedlib.config import ADAPTIVE_FIELDS, ConfigError, Refused, RunConfig, algorithm_reads
+from fedlib.config import ConfigError, Refused, RunConfig
 from fedlib.data import DATASETS, PARTITIONERS, DatasetUnavailable, load_dataset
 from fedlib.data.report import format_partition_report, label_skew, partition_report, plot_partition
 from fedlib.engine import partition_for, resolve, run
@@ -139,28 +139,24 @@ def cmd_algorithms(args) -> int:
 
 
 def cmd_config(args) -> int:
-    """Every shared config key with its default, the shared adaptive settings with the algorithms that read them,
-    each algorithm's own hyperparameters (or one algorithm's), and the models' own options."""
+    """Every shared config key with its default, each algorithm's own hyperparameters (or one algorithm's), and the
+    models' own options."""
     values = _parse_overrides(args.overrides)
     unknown = set(values) - {"algorithm"}
     if unknown:
         raise ConfigError(f"fedlib config takes only algorithm=NAME, got {', '.join(sorted(unknown))}")
     defaults = RunConfig().to_dict()
-    shared = {k: v for k, v in defaults.items() if k not in ("hparams", "model_options", *ADAPTIVE_FIELDS)}
+    shared = {k: v for k, v in defaults.items() if k not in ("hparams", "model_options")}
     names = [values["algorithm"]] if "algorithm" in values else list(ALGORITHMS)
     for name in names:
         if name not in ALGORITHMS:
             raise ConfigError(f"algorithm={name!r} is not known; allowed: {', '.join(ALGORITHMS)}")
-    # the shared adaptive settings (Adam's β/ε, v̂ reading, tracking subset, FedLADA's α): only where they are read
-    adaptive = {key: {"default": default, "read_by": [n for n in names if key in algorithm_reads(n)]}
-                for key, default in ADAPTIVE_FIELDS.items()}
-    adaptive = {key: entry for key, entry in adaptive.items() if entry["read_by"]}
     own = {name: {key: {"type": tp, "default": default, "doc": doc}
                   for key, tp, default, doc in describe(ALGORITHMS[name].hparams)} for name in names}
     options = {name: {key: {"type": tp, "default": default, "doc": doc}
                       for key, tp, default, doc in describe(spec.options)}
                for name, spec in MODELS.items() if spec.options is not None}
-    print(json.dumps({"shared": shared, "adaptive": adaptive, "hyperparameters": {k: v for k, v in own.items() if v},
+    print(json.dumps({"shared": shared, "hyperparameters": {k: v for k, v in own.items() if v},
                       "model_options": options}, indent=1))
     return 0
 

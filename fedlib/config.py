@@ -4,10 +4,13 @@ Every field has a type, a default and a rule. `RunConfig.from_dict` coerces stri
 refuses unknown keys, and `validate()` checks every rule before any compute starts. Errors are ConfigError with a
 one-line message naming the field and what is allowed.
 
-Kept as one module (over 400 lines) because the fields, their rules and the fingerprint rule (NON_NUMERIC,
-ADAPTIVE_FIELDS) are one contract, the run-cache key, and this module may load only the leaves fedlib.errors and
-fedlib.hparams (tests/pipeline/test_imports.py), so the lazy registry look-ups and value checks it needs stay here as
-well.
+`fedlib.engine.resolve` turns a RunConfig into a `Resolved` one: every default filled, read-only all the way down
+(its hyperparameters and model options are read-only mappings), and the only kind that `engine.run`, `Simulation`
+and the workers take. Its fingerprint, the content hash of every field but NON_NUMERIC, is the run-cache key.
+
+Kept as one module (over 400 lines) because the fields, their rules and the fingerprint rule are one contract, and
+this module may load only the leaves fedlib.errors and fedlib.hparams (tests/pipeline/test_imports.py), so the lazy
+registry look-ups and value checks it needs stay here as well.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import json
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import Any, Literal
 
 from fedlib.errors import ConfigError, Refused  # noqa: F401  -- re-exported: `from fedlib.config import Refused` works
@@ -28,7 +32,7 @@ MAX_THREADS = 1024
 MAX_SEED = 2**32 - 1       # generators are seeded with seed·1_000_003 + k, which must fit torch's 64-bit seed
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunConfig:
     # what to run
     algorithm: str = "fedavg"
@@ -79,7 +83,7 @@ class RunConfig:
     chunk_size: int | None = None        # vmapped oracle: clients per vmap chunk (bounds activation memory)
     autocast: Literal["off", "bf16", "tf32"] = "off"       # compute precision of forward/backward; state stays fp32
     state_device: Literal["device", "host"] = "device"     # per-client [n, d] state on the device or in host memory
-    # GPU switches (fedlib/gpu_options.py), off by default; each one that is on is fingerprinted
+    # GPU switches (fedlib/gpu_options.py), off by default; each can change the kernels, so each is fingerprinted
     channels_last: bool = False             # NHWC activations in the CNNs' stacked forward
     cudnn_benchmark: bool = False           # cuDNN picks its algorithms by timing them
     cuda_graph: bool = False                # the stacked oracle call captured as a CUDA graph and replayed
@@ -88,9 +92,9 @@ class RunConfig:
     data_dir: str | None = None          # None = $FEDLIB_DATA or ~/.cache/fedlib
     progress: bool = True
     # the chosen algorithm's own hyperparameters (fedlib/hparams.py); flat keys on the CLI and in YAML
-    hparams: dict[str, Any] = field(default_factory=dict)
+    hparams: Mapping[str, Any] = field(default_factory=dict)
     # the chosen model's own settings (fedlib/models: ModelSpec.options, e.g. LoRA rank); flat keys as well
-    model_options: dict[str, Any] = field(default_factory=dict)
+    model_options: Mapping[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -113,13 +117,13 @@ class RunConfig:
             if key == "hparams":
                 if raw is None:
                     continue
-                if not isinstance(raw, dict):
+                if not isinstance(raw, Mapping):
                     raise ConfigError(f"hparams={raw!r} must be a mapping of the algorithm's hyperparameters")
                 hparams.update(raw)
             elif key == "model_options":
                 if raw is None:
                     continue
-                if not isinstance(raw, dict):
+                if not isinstance(raw, Mapping):
                     raise ConfigError(f"model_options={raw!r} must be a mapping of the model's options")
                 model_options.update(raw)
             elif key in known:
@@ -129,14 +133,6 @@ class RunConfig:
                 if isinstance(algorithm, str) and algorithm in owners:
                     hparams[key] = raw
                     continue
-                if key in ADAPTIVE_FIELDS:      # a shared adaptive setting this algorithm does not have
-                    default = ADAPTIVE_FIELDS[key]
-                    if _same(raw, default):
-                        continue    # at its default: a record written while it was a RunConfig field carries it
-                    build(_algorithms()[owners[0]].hparams, {key: raw}, owners[0])   # a bad value named as such
-                    raise ConfigError(f"{key}={_typed(raw, default)!r} is not read by algorithm={algorithm}; it is a "
-                                      f"setting of {', '.join(owners)}; allowed: leave {key} unset (default "
-                                      f"{default!r})")
                 model_owners = _model_option_owners(key)
                 if model in model_owners:
                     model_options[key] = raw
@@ -160,60 +156,31 @@ class RunConfig:
     def replace(self, **changes) -> RunConfig:
         """A new configuration with `changes` (coerced and routed like `from_dict`). It is unresolved, but for a
         resolved one whose changes are all NON_NUMERIC (where or how visibly it runs): that stays resolved."""
-        if self.resolved and set(changes) <= set(NON_NUMERIC):
+        if isinstance(self, Resolved) and set(changes) <= set(NON_NUMERIC):
             typed = {key: coerce_value(key, raw, _field_type(RunConfig, key)) for key, raw in changes.items()}
-            return dataclasses.replace(self, **typed).validate().bind()
+            return dataclasses.replace(self, **typed)
         return RunConfig.from_dict({**self.to_dict(), **changes})
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    # ------------------------------------------------------------------ resolution
-    # `engine.resolve` fills the defaults once and then binds the typed hyperparameters and model options to the
-    # configuration (`bind`): a bound configuration is resolved, read-only, and is what the driver, the simulation
-    # and the worker processes accept as is. The binding lives in the instance's __dict__, not in a field, so it
-    # travels with pickling and never enters `to_dict` or the fingerprint.
-    def bind(self) -> RunConfig:
-        """Mark this (fully resolved) configuration resolved: build its hyperparameters and model options once and
-        make it read-only. Called by `fedlib.engine.resolve`, which is how a configuration should be resolved."""
-        hp, opts = self._build_hp(), self._build_model_opts()
-        self.__dict__["_bound"] = (hp, opts)
-        return self
-
-    @property
-    def resolved(self) -> bool:
-        return "_bound" in self.__dict__
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if "_bound" in self.__dict__:
-            raise AttributeError(f"a resolved RunConfig is read-only (setting {name}); use cfg.replace({name}=...) "
-                                 f"and resolve the result")
-        object.__setattr__(self, name, value)
+        """Every field, the hyperparameters and model options as plain dicts (lists for tuples, as JSON keeps them)."""
+        d = {f.name: getattr(self, f.name) for f in fields(RunConfig)}
+        for key in ("hparams", "model_options"):
+            d[key] = {k: list(v) if isinstance(v, tuple) else v for k, v in d[key].items()}
+        return d
 
     @property
     def hp(self):
-        """The chosen algorithm's hyperparameters as its typed, validated dataclass (None if it has none): bound
-        once on a resolved configuration, built on each read otherwise."""
-        bound = self.__dict__.get("_bound")
-        return bound[0] if bound is not None else self._build_hp()
+        """The chosen algorithm's hyperparameters as its typed, validated dataclass (None if it has none): built on
+        each read (a Resolved configuration builds it once)."""
+        spec = _algorithms().get(self.algorithm)
+        return None if spec is None or spec.hparams is None else build(spec.hparams, self.hparams, self.algorithm)
 
     @property
     def model_opts(self):
         """The chosen model's own settings as its typed, validated dataclass (None if it has none)."""
-        bound = self.__dict__.get("_bound")
-        return bound[1] if bound is not None else self._build_model_opts()
-
-    def _build_hp(self):
-        spec = _algorithms().get(self.algorithm)
-        if spec is None or spec.hparams is None:
-            return None
-        return build(spec.hparams, self.hparams, self.algorithm)
-
-    def _build_model_opts(self):
         spec = _models().get(_model_name(self.model, self.dataset))
-        if spec is None or spec.options is None:
-            return None
-        return build(spec.options, self.model_options, spec.name, owner="model")
+        return None if spec is None or spec.options is None else build(spec.options, self.model_options, spec.name,
+                                                                        owner="model")
 
     # ------------------------------------------------------------------ validation
     def validate(self) -> RunConfig:
@@ -278,41 +245,16 @@ class RunConfig:
 
     # ------------------------------------------------------------------ derived values
     def semantic_dict(self) -> dict[str, Any]:
-        """The fields that change the numbers of a run (not where or how visibly it runs).
+        """The fields that change the numbers of a run: all but NON_NUMERIC (where or how visibly it runs).
 
         The oracle path (resolved by `engine.resolve`) and the dtype are in: the two paths agree per call only to
         float tolerance, so their records must never share a cache key. So are the thread count (a reduction split
         over more threads sums in another order) and the CPU math path (fedlib/cpu_path.py), resolved by
-        `engine.resolve`. NON_NUMERIC lists the fields that cannot change the numbers.
+        `engine.resolve`.
         """
-        d = self.flat_dict()
+        d = self.to_dict()
         for key in NON_NUMERIC:
             d.pop(key)
-        if d["autocast"] == "off":    # full precision keeps the fingerprints it had before the field existed
-            d.pop("autocast")
-        if not d["hparams"]:          # algorithms without hyperparameters keep their earlier fingerprints
-            d.pop("hparams")
-        if d["bptt"] == 35:           # the default window length leaves earlier fingerprints unchanged
-            d.pop("bptt")
-        if not d["eval_local"]:       # an extra metric, off by default: earlier fingerprints unchanged
-            d.pop("eval_local")
-        if not d["model_options"]:    # so do models without options
-            d.pop("model_options")
-        for key in ("channels_last", "cudnn_benchmark", "cuda_graph", "compile"):   # GPU switches that are off
-            if not d[key]:
-                d.pop(key)
-        if d["color_jitter"] is None:  # runs without the colour perturbation keep their earlier fingerprints
-            d.pop("color_jitter")
-        return d
-
-    def flat_dict(self) -> dict[str, Any]:
-        """`to_dict` with the algorithm's shared adaptive hyperparameters (ADAPTIVE_FIELDS) at the top level, where
-        they were RunConfig fields until 2026-12-05: the fingerprint and the cost table's keys are computed from this
-        layout, so the run records and cost entries written before the move keep their keys."""
-        d = self.to_dict()
-        own = dict(d["hparams"])
-        d.update({key: own.pop(key) for key in ADAPTIVE_FIELDS if key in own})
-        d["hparams"] = own
         return d
 
     def fingerprint(self) -> str:
@@ -329,54 +271,46 @@ class RunConfig:
 #: (the test loss is summed over evaluation batches).
 NON_NUMERIC = ("progress", "checkpoint_every", "data_dir", "state_device")
 
-#: Hyperparameters that several adaptive algorithms share (Adam's β1, β2, ε, the v̂ reading, the tracking subset,
-#: FedLADA's α), with their default, the same in every algorithm that has it (tests/core/test_shared_fields.py). They
-#: were RunConfig fields until 2026-12-05 (`flat_dict` keeps that layout for the keys). A params block shared by several
-#: algorithms passes its configurations through `drop_unread`, which leaves each algorithm only those it has; given
-#: to an algorithm without it, a value other than the default is refused, so `tracking_size=1` never silently does
-#: nothing for FedAvg.
-ADAPTIVE_FIELDS = {"beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "vhat_init": "v1", "tracking_size": None,
-                   "tracking_init": "zeros", "lada_alpha": 0.5}
+#: The values `engine.resolve` replaces (by the algorithm's learning rate, the dataset's model, this machine's device,
+#: oracle path and CPU math path): a configuration holding one of them is not resolved.
+UNRESOLVED = {"lr": None, "model": "auto", "device": "auto", "oracle": "auto", "cpu_path": "auto"}
 
 
-def algorithm_reads(algorithm: str) -> tuple[str, ...]:
-    """The shared adaptive hyperparameters `algorithm` has (all of them for a name that is not registered:
-    validation refuses it anyway)."""
-    spec = _algorithms().get(algorithm)
-    return tuple(ADAPTIVE_FIELDS) if spec is None else tuple(k for k in fields_of(spec.hparams)
-                                                             if k in ADAPTIVE_FIELDS)
+@dataclass(frozen=True)
+class Resolved(RunConfig):
+    """A resolved configuration, made by `fedlib.engine.resolve`: validated, with no UNRESOLVED value left and every
+    hyperparameter and model option filled in, read-only all the way down (`hparams` and `model_options` are
+    read-only mappings of immutable values), its typed `hp` and `model_opts` built once. It is what a run records and
+    what its fingerprint is computed from; `engine.run`, `Simulation` and the workers take it as it is."""
+
+    def __post_init__(self):
+        left = [f"{key}={value!r}" for key, value in UNRESOLVED.items() if getattr(self, key) == value]
+        if left:
+            raise ConfigError(f"{', '.join(left)} is not resolved; allowed: a configuration from fedlib.engine.resolve")
+        for key, built in (("hparams", RunConfig.hp.fget(self)), ("model_options", RunConfig.model_opts.fget(self))):
+            values = {} if built is None else {f.name: getattr(built, f.name) for f in fields(built)}
+            object.__setattr__(self, key, MappingProxyType(values))      # every default filled in, typed
+        self.validate()
+
+    hp = functools.cached_property(RunConfig.hp.fget)
+    model_opts = functools.cached_property(RunConfig.model_opts.fget)
+
+    def __reduce__(self):          # a read-only mapping does not pickle: a worker rebuilds it from the plain values
+        return _resolved, (self.to_dict(),)
+
+
+def _resolved(values: dict[str, Any]) -> Resolved:
+    return Resolved(**values)
 
 
 def drop_unread(values: dict[str, Any]) -> dict[str, Any]:
-    """A config dict without the shared adaptive settings its algorithm does not have (for blocks shared by several
-    algorithms, e.g. a `run:` block that sets FAdamGT's tracking_size beside FedAvg)."""
-    reads = algorithm_reads(values.get("algorithm", RunConfig.algorithm))
-    return {k: v for k, v in values.items() if k not in ADAPTIVE_FIELDS or k in reads}
-
-
-def adaptive_setting(config: Mapping[str, Any], key: str) -> Any:
-    """A shared adaptive setting of a run's config dict: its algorithm's hyperparameter, the top-level field of a
-    record written before 2026-12-05, else the default (an algorithm without it ran as if at the default)."""
-    own = config.get("hparams") or {}
-    return own[key] if key in own else config.get(key, ADAPTIVE_FIELDS[key])
-
-
-def _typed(raw: Any, default: Any) -> Any:
-    """`raw` as the type of a shared setting's default where it converts (for messages), else as it is."""
-    try:
-        return type(default)(raw) if default is not None else int(raw)
-    except (TypeError, ValueError):
-        return raw
-
-
-def _same(raw: Any, default: Any) -> bool:
-    """A raw config value (YAML, JSON or a CLI string) equal to a shared setting's default."""
-    if raw is None or default is None:
-        return raw is None and default is None or str(raw).strip().lower() in ("none", "null") and default is None
-    try:
-        return type(default)(raw) == default
-    except (TypeError, ValueError):
-        return False
+    """A config dict without the hyperparameters of other algorithms than its own (for blocks shared by several
+    algorithms, e.g. a `run:` block that sets FAdamGT's tracking_size beside FedAvg); all of them are kept for an
+    algorithm that is not registered (validation refuses it anyway)."""
+    algorithm = values.get("algorithm", RunConfig.algorithm)
+    if algorithm not in _algorithms():
+        return dict(values)
+    return {k: v for k, v in values.items() if algorithm in _hparam_owners(k) or not _hparam_owners(k)}
 
 
 # ---------------------------------------------------------------------- registries

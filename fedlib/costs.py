@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fedlib.config import ADAPTIVE_FIELDS, RunConfig
+from fedlib.config import RunConfig
 from fedlib.errors import ConfigError
 from fedlib.jsonio import write_json_atomic
 
@@ -22,9 +22,9 @@ from fedlib.jsonio import write_json_atomic
 #: it in a source checkout (elsewhere pass `--costs PATH`)
 COSTS_FILE = Path(__file__).resolve().with_name("costs.json")
 
-#: RunConfig fields (and shared adaptive hyperparameters, config.ADAPTIVE_FIELDS) that never change the work of one
+#: RunConfig fields and hyperparameters (Adam's, the tracking subset's, FedLADA's) that never change the work of one
 #: round
-PER_RUN_ONLY = ("seed", "lr", "lr_decay", "server_lr", "weight_decay", "wd_mode", "beta1", "beta2", "eps",
+PER_RUN_ONLY = ("seed", "lr", "lr_decay", "server_lr", "weight_decay", "wd_mode", "beta1", "beta2", "eps", "vhat_init",
                 "tracking_size", "tracking_init", "lada_alpha", "target_acc", "stop_at_target", "rounds", "eval_every",
                 "device", "progress", "checkpoint_every", "data_dir",
                 "cpu_path")   # the same work on either CPU path (the table's CPU entries were timed on native)
@@ -35,11 +35,14 @@ PARTITION_ONLY = ("partition", "alpha", "classes_per_client", "similarity", "min
 # ---------------------------------------------------------------------------------------------- cost configurations
 def cost_key(cfg: RunConfig) -> dict[str, Any]:
     """The fields of a resolved configuration that decide the work of one round, where they differ from RunConfig's
-    defaults (so a field added to RunConfig later leaves the keys of the cost table as they are)."""
-    defaults = {**RunConfig().to_dict(), **ADAPTIVE_FIELDS}
+    defaults (so a field added to RunConfig later leaves the keys of the cost table as they are); its hyperparameters
+    but those in PER_RUN_ONLY."""
+    defaults = RunConfig().to_dict()
     drop = PER_RUN_ONLY + (PARTITION_ONLY if cfg.local_epochs is None else ())
-    return {k: v for k, v in cfg.flat_dict().items()        # the layout the table's keys were written in
-            if k not in drop and (v != defaults[k] or k in ("algorithm", "dataset", "model"))}
+    values = cfg.to_dict()
+    values["hparams"] = {k: v for k, v in values["hparams"].items() if k not in drop}
+    return {k: v for k, v in values.items() if k not in drop and (v != defaults[k] or k in ("algorithm", "dataset",
+                                                                                              "model"))}
 
 
 def cost_id(cfg: RunConfig) -> str:

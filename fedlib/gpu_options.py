@@ -9,8 +9,8 @@
 bf16 for the convolutions is `autocast=bf16` (torch's autocast runs conv2d and matmul in bf16 and group_norm in fp32;
 parameters, gradients and algorithm state stay fp32).
 
-Each switch that is on is part of the run's fingerprint (`RunConfig.semantic_dict` drops only the ones that are off):
-every one of them can change the kernels, and so the summation order, of the numbers a run records. `check` refuses
+Each switch is part of the run's fingerprint (like every RunConfig field outside NON_NUMERIC): every one of them can
+change the kernels, and so the summation order, of the numbers a run records. `check` refuses
 the meaningless combinations before anything runs, naming the switch and what is allowed.
 """
 from __future__ import annotations

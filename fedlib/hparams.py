@@ -12,8 +12,8 @@ An algorithm declares its own knobs instead of growing `RunConfig` by a field pe
     SPECS = [AlgorithmSpec("feddyn", ..., hparams=FedDynHParams)]
 
 On the command line and in YAML they are flat keys (`fedlib run algorithm=feddyn feddyn_alpha=0.01`). A run's
-config keeps them in `cfg.hparams` (a plain dict with every default filled in by `resolve`), so the result record
-and the fingerprint carry the shared fields plus only the chosen algorithm's own. Inside the algorithm,
+config keeps them in `cfg.hparams` (a read-only mapping with every default filled in by `resolve`), so the result
+record and the fingerprint carry the shared fields plus only the chosen algorithm's own. Inside the algorithm,
 `ctx.cfg.hp` is the typed, validated dataclass instance.
 
 Rules are plain functions `rule(name, value)` that raise ConfigError; `hp(default, rule, doc)` attaches them.
@@ -52,7 +52,7 @@ def build(cls, values: Mapping[str, Any], algorithm: str, owner: str = "algorith
     `owner` names what `cls` belongs to in messages: an algorithm's hyperparameters, or a model's options
     (fedlib/models uses the same dataclasses for its settings).
 
-    A resolved configuration builds its instance once (`RunConfig.bind`): nothing here is memoised."""
+    A resolved configuration builds its instance once (`config.Resolved`): nothing here is memoised."""
     known = fields_of(cls)
     noun = "hyperparameter" if owner == "algorithm" else "option"
     for key in values:

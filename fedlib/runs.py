@@ -7,9 +7,9 @@
     ...                    verbose=False)
     >>> df = frame(records)                       # or frame("runs/demo"), or frame("fedmim/table1")
     >>> df.shape
-    (12, 17)
-    >>> list(df.columns[:6])
-    ['algorithm', 'lr', 'seed', 'run', 'round', 'cohort_size']
+    (12, 20)
+    >>> list(df.columns[:7])                      # β1, β2, ε: FedAdam-local's hyperparameters, FedAvg has none
+    ['algorithm', 'lr', 'beta1', 'beta2', 'eps', 'seed', 'run']
     >>> df.groupby(["algorithm", "round"])["test_acc"].mean().unstack().shape     # curves averaged over seeds
     (2, 3)
 
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fedlib.config import ADAPTIVE_FIELDS, ConfigError, RunConfig
+from fedlib.config import ConfigError, RunConfig
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,10 +43,8 @@ ID_COLUMNS = ("algorithm", "seed")
 
 # ---------------------------------------------------------------------------------------------- varying keys
 def flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A record's (or RunConfig's) config as flat keys: hparams and model options inline, where they appear, and
-    every shared adaptive setting (config.ADAPTIVE_FIELDS, at its default where the algorithm has none), so records
-    of algorithms with and without them, and of before and after they moved into the algorithms, line up."""
-    out: dict[str, Any] = dict(ADAPTIVE_FIELDS)
+    """A record's (or RunConfig's) config as flat keys: hparams and model options inline, where they appear."""
+    out: dict[str, Any] = {}
     for key, value in config.items():
         if key in ("hparams", "model_options"):
             out.update(value or {})

@@ -71,7 +71,8 @@ MODULE_TESTS = {
         "tests/test_invariants.py::test_every_config_field_that_can_change_the_numbers_changes_the_fingerprint",
         "tests/test_invariants.py::test_every_algorithm_hyperparameter_changes_the_fingerprint",
         "tests/test_invariants.py::test_every_model_option_changes_the_fingerprint",
-        "tests/test_shared_fields.py::test_the_fingerprint_carries_exactly_the_adaptive_fields_read",
+        "tests/test_shared_fields.py::test_the_fingerprint_carries_exactly_the_settings_owned_in_hparams",
+        "tests/test_resolve_once.py",
         "tests/test_shared_fields.py::test_a_shared_block_gives_each_algorithm_only_what_it_reads",
         "tests/test_reproducibility.py::test_fingerprint_separates_oracle_paths_dtypes_threads_and_cpu_paths",
         "tests/test_hparams.py"],
@@ -146,9 +147,8 @@ MODULE_TESTS = {
 }
 NAMED = {"engine-batching": "fedlib/engine/simulation.py::sample_cohort,local_steps,batch_positions,batch,"
                             "run_round,local_work,_merge_active,clip_by_norm",
-         # the run-cache key: the semantic dict, its hash, and the adaptive fields an algorithm reads
-         "config-fingerprint": "fedlib/config.py::semantic_dict,flat_dict,fingerprint,algorithm_reads,drop_unread,"
-                               "adaptive_setting,_same,_typed",
+         # the run-cache key: the semantic dict and its hash; the resolved type; a block's hyperparameters per algorithm
+         "config-fingerprint": "fedlib/config.py::semantic_dict,fingerprint,to_dict,__post_init__,drop_unread",
          # FAFED's claim helpers: per-seed selection, censoring, the comparison directions, and two artefacts' claims
          "fafed-claims": "fedlib/papers/fafed/common.py::censor_cap,side,lower,higher,below,above,not_testable",
          "fafed-fig1-claims": "fedlib/papers/fafed/fig1.py::claims",

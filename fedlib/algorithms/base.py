@@ -27,9 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
+
+if TYPE_CHECKING:                  # the configuration module loads the algorithms, never the other way
+    from fedlib.config import Resolved
 
 GradFn = Callable[[Tensor], tuple[Tensor, Tensor]]
 State = dict[str, Tensor]
@@ -39,7 +43,7 @@ State = dict[str, Tensor]
 class RoundContext:
     """Everything an algorithm may read about the current round (read-only by convention)."""
 
-    cfg: object            # fedlib.config.RunConfig
+    cfg: Resolved
     round: int               # 1-based round index t
     n: int                   # total number of clients
     cohort: Tensor           # LongTensor [C]: client ids in S^t
@@ -50,13 +54,13 @@ class RoundContext:
     @property
     def lr(self) -> float:
         """η_l of this round: cfg.lr · cfg.lr_decay^(round−1) (cfg.lr is set: resolution fills its default)."""
-        base, decay = float(self.cfg.lr), getattr(self.cfg, "lr_decay", 1.0)
+        base, decay = float(self.cfg.lr), self.cfg.lr_decay
         return base if decay == 1.0 else base * decay ** (self.round - 1)
 
     @property
     def hp(self):
-        """The algorithm's own hyperparameters (typed dataclass, see fedlib/hparams.py), bound to the
-        resolved configuration."""
+        """The algorithm's own hyperparameters (typed dataclass, see fedlib/hparams.py), built once by the resolved
+        configuration."""
         return self.cfg.hp
 
     @property

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from fedlib.config import RunConfig
+from fedlib.config import Resolved, RunConfig
 from fedlib.engine.checkpoint import CHECKPOINT
 from fedlib.engine.record import RESULT
 from fedlib.engine.resolution import resolve
@@ -61,7 +61,7 @@ def _drive(sim: Simulation, ckpt: Path | None, stop_after: int | None) -> None:
         bar.close()
 
 
-def run(cfg: RunConfig | dict, out_dir: str | Path | None = None, *, stop_after: int | None = None,
+def run(cfg: Resolved | RunConfig | dict, out_dir: str | Path | None = None, *, stop_after: int | None = None,
         force: bool = False) -> dict:
     """Run one configuration to the end and return its result record.
 

@@ -1,38 +1,38 @@
 """Configuration resolution: validate a configuration and fill the defaults that depend on the algorithm, the
 dataset and this machine (learning rate, model, device, oracle path, CPU math path, every hyperparameter).
 
-The resolved configuration is what a run records and what its fingerprint (the run-cache key) is computed from.
-It is resolved once, where the run starts (the CLI, `run_many`, `engine.run`), and then bound (`RunConfig.bind`):
-its hyperparameters are built once and it is read-only, so `engine.run`, `Simulation` and the pool workers take it
-as is (resolving it again returns it unchanged, without any work).
+The resolved configuration (`fedlib.config.Resolved`, read-only all the way down) is what a run records and what its
+fingerprint (the run-cache key) is computed from. It is resolved once, where the run starts (the CLI, `run_many`,
+`engine.run`); `engine.run`, `Simulation` and the pool workers take it as it is (resolving it again returns it
+unchanged, without any work).
 """
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
 from fedlib import cpu_path, gpu_options
 from fedlib.algorithms import ALGORITHMS
-from fedlib.config import ConfigError, RunConfig
+from fedlib.config import ConfigError, Resolved, RunConfig
 from fedlib.data import DATASETS
-from fedlib.hparams import to_dict as hparams_to_dict
 from fedlib.models import MODELS
 from fedlib.oracle import auto_mode
 
 
-def resolve(cfg: RunConfig | dict) -> RunConfig:
+def resolve(cfg: RunConfig | Mapping[str, Any]) -> Resolved:
     """Validate and fill the 'auto'/None defaults that depend on the algorithm or dataset; a configuration that is
     already resolved is returned as it is."""
-    if isinstance(cfg, RunConfig) and cfg.resolved:
+    if isinstance(cfg, Resolved):
         return cfg
     return _fill_defaults(cfg)
 
 
-def _fill_defaults(cfg: RunConfig | dict) -> RunConfig:
-    if isinstance(cfg, dict):
-        cfg = RunConfig.from_dict(cfg)
+def _fill_defaults(cfg: RunConfig | Mapping[str, Any]) -> Resolved:
+    if isinstance(cfg, Mapping):
+        cfg = RunConfig.from_dict(dict(cfg))
     cfg.validate()
     changes: dict[str, Any] = {}
     if cfg.lr is None:
@@ -52,10 +52,8 @@ def _fill_defaults(cfg: RunConfig | dict) -> RunConfig:
     gpu_options.check(cfg, device, changes.get("oracle", cfg.oracle), model, MODELS[model].grouped_conv)
     if cfg.cpu_path == "auto":              # this process's CPU math path (fedlib/cpu_path.py)
         changes["cpu_path"] = cpu_path.active()
-    changes["hparams"] = hparams_to_dict(cfg.hp)               # every default of the algorithm's own
-    changes["model_options"] = hparams_to_dict(cfg.model_opts)  # hyperparameters and model settings, recorded
-    # a new instance that shares nothing mutable with the caller's; every value is typed and was validated above
-    return dataclasses.replace(cfg, **changes).bind()
+    # a new instance that shares nothing mutable with the caller's; it fills every hyperparameter and model option
+    return Resolved(**{**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(RunConfig)}, **changes})
 
 
 def pick_device(name: str) -> torch.device:

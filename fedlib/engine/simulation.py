@@ -23,7 +23,7 @@ from torch import Tensor
 from fedlib import cpu_path
 from fedlib.algorithms import ALGORITHMS
 from fedlib.algorithms.base import RoundContext
-from fedlib.config import ConfigError, RunConfig
+from fedlib.config import ConfigError, Resolved, RunConfig
 from fedlib.data import load_dataset, prepare_batch
 from fedlib.engine import checkpoint, output_size
 from fedlib.engine.record import result as run_record
@@ -81,13 +81,14 @@ def _all_finite(x: Tensor) -> bool:
 class Simulation:
     """All state of one federated run, advanced one round at a time."""
 
-    def __init__(self, cfg: RunConfig | dict, data=None):
+    def __init__(self, cfg: Resolved | RunConfig | dict, data=None):
         """Load, partition and build everything; every input that cannot run is refused here, before any compute
         (ConfigError for the configuration, DatasetUnavailable for missing or corrupt data files).
 
         `data`: a FedDataset to use instead of loading `cfg.dataset` (cost estimates time shape-identical stand-ins
         of datasets that are not on this machine)."""
-        self.cfg = cfg = resolve(cfg)
+        self.cfg: Resolved = resolve(cfg)
+        cfg = self.cfg
         refused = cpu_path.refusal(cfg.cpu_path)
         if refused:
             raise ConfigError(refused)

@@ -11,9 +11,9 @@ dataset). One run's configuration is, later keys winning:
 `run:` block's, else the algorithm's default. A row entry that sets lr or server_lr (a per-dataset learning rate,
 as FAdamGT's Table C.1) sets it for every method of that row, and a swept key (e.g. a learning-rate grid) beats both.
 `hparams` is merged only into that algorithm's runs, so a `run:` block shared by several algorithms never carries
-one algorithm's key (RunConfig.from_dict would refuse it for the others). The shared adaptive settings a `run:`
-block may hold (tracking_size, lada_alpha, Adam's β/ε: fedlib.config.ADAPTIVE_FIELDS) reach only the algorithms
-that read them.
+one algorithm's key (RunConfig.from_dict would refuse it for the others). The hyperparameters a `run:` block may
+hold (those of the block's algorithms, e.g. tracking_size, lada_alpha, Adam's β/ε) reach only the algorithms that
+have them (`fedlib.config.drop_unread`).
 
 Every configuration comes with its labels, `(labels, config)`: the cell of the artefact it belongs to (the row, the
 split, the swept value: whatever the caller names, plus algorithm and seed). `run_many` returns the records in the

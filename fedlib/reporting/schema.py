@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fedlib.config import ADAPTIVE_FIELDS, ConfigError, RunConfig
+from fedlib.config import ConfigError, RunConfig
 from fedlib.hparams import build, fields_of
 
 
@@ -134,14 +134,15 @@ def algorithm(allowed: Sequence[str] | None = None) -> Check:
 
 
 def run_fields() -> Check:
-    """A mapping of RunConfig fields with values of the field's type, and the shared adaptive settings
-    (config.ADAPTIVE_FIELDS: each algorithm of the block gets those it has, `drop_unread`)."""
+    """A mapping of RunConfig fields with values of the field's type, and hyperparameters of the block's algorithms
+    (Adam's β/ε, the tracking subset: each algorithm of the block gets those it has, `config.drop_unread`)."""
     def check(value, where, block):
         if not isinstance(value, Mapping):
             _fail(where, f"must be a mapping of RunConfig fields, got {value!r}")
         fields = [f for f in RunConfig.field_names() if f != "hparams"]
+        ran = set(block.get("algorithms") or ()) if isinstance(block, Mapping) else set()
         for key, v in value.items():
-            if key in ADAPTIVE_FIELDS:             # checked as the hyperparameter of its first owner
+            if key not in fields and ran & set(_owners(key)):     # checked as the hyperparameter of its first owner
                 from fedlib.algorithms import ALGORITHMS
 
                 owner = _owners(key)[0]
@@ -154,7 +155,7 @@ def run_fields() -> Check:
                 owners = _owners(key)
                 what = (f"'{key}' is a hyperparameter of {', '.join(owners)}: put it under hparams: {{{owners[0]}: "
                         f"{{{key}: ...}}}}" if owners else f"unknown RunConfig field '{key}'{_hint(key, fields)}")
-                _fail(where, f"{what}; allowed: {', '.join(fields)}, {', '.join(ADAPTIVE_FIELDS)}")
+                _fail(where, f"{what}; allowed: {', '.join(fields)}, and the block's algorithms' hyperparameters")
             try:
                 RunConfig.from_dict({key: v})
             except ConfigError as e:

@@ -16,8 +16,6 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from fedlib.config import adaptive_setting
-
 COST_COLUMNS = ["rounds", "comm"]
 
 
@@ -38,7 +36,7 @@ def run_frame(records: Iterable[dict], extra: Sequence[str] = ()) -> pd.DataFram
         row = {
             "algorithm": cfg["algorithm"], "dataset": cfg["dataset"], "model": rec["model"]["name"],
             "seed": cfg["seed"], "n_clients": cfg["n_clients"], "clients_per_round": cfg["clients_per_round"],
-            "tracking_size": (adaptive_setting(cfg, "tracking_size") if adaptive_setting(cfg, "tracking_size")
+            "tracking_size": (cfg["hparams"].get("tracking_size") if cfg["hparams"].get("tracking_size")
                               is not None else cfg["clients_per_round"] // 2),
             "local_steps": cfg["local_steps"], "alpha": cfg["alpha"], "target_acc": cfg["target_acc"],
             "cap": cfg["rounds"], "vectors_per_round": rec["comm"]["vectors_per_round"],

@@ -73,7 +73,7 @@ CONFIG_CASES = {
     "inf lr": (dict(lr="inf"), ["lr", "finite"]),
     "rounds not int": (dict(rounds="abc"), ["rounds", "int"]),
     "rounds 0": (dict(rounds=0), ["rounds", ">= 1"]),
-    "beta2 1": (dict(beta2=1.0), ["beta2", "[0.0, 1.0)"]),
+    "beta2 1": (dict(algorithm="fadamgt", beta2=1.0), ["beta2", "[0.0, 1.0)"]),
     "target_acc 1.5": (dict(target_acc=1.5), ["target_acc"]),
     "stop_at_target without target": (dict(stop_at_target="true"), ["stop_at_target", "target_acc"]),
     "tracking_size > S": (dict(algorithm="fadamgt", tracking_size=9), ["tracking_size", "clients_per_round"]),

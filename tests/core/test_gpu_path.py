@@ -152,7 +152,7 @@ def test_autocast_and_chunk_are_in_the_fingerprint_and_state_placement_is_not():
     assert base.replace(chunk_size=2).fingerprint() != base.fingerprint()
     assert base.replace(state_device="host").fingerprint() == base.fingerprint()
     assert base.replace(autocast="bf16").fingerprint() != base.fingerprint()
-    assert "autocast" not in base.semantic_dict()       # fingerprints from before the field existed still match
+    assert base.semantic_dict()["autocast"] == "off"
 
 
 def test_host_resident_client_state_gives_the_same_run():

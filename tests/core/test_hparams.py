@@ -38,11 +38,12 @@ def toy(monkeypatch):
 
 def test_flat_keys_go_to_the_chosen_algorithm(toy):
     cfg = resolve({**FAST, "algorithm": "toy", "shrink": "0.25", "betas": "0.3, 0.4"})
-    assert cfg.hparams == {"shrink": 0.25, "betas": [0.3, 0.4]}
+    assert cfg.hparams == {"shrink": 0.25, "betas": (0.3, 0.4)}          # typed and immutable
+    assert cfg.to_dict()["hparams"] == {"shrink": 0.25, "betas": [0.3, 0.4]}  # as JSON keeps them
     assert cfg.hp.shrink == 0.25 and cfg.hp.betas == (0.3, 0.4)
     # defaults are filled in and recorded; a round trip through to_dict keeps them
     full = resolve({**FAST, "algorithm": "toy"})
-    assert full.hparams == {"shrink": 0.5, "betas": [0.1, 0.2]}
+    assert full.hparams == {"shrink": 0.5, "betas": (0.1, 0.2)}
     assert RunConfig.from_dict(full.to_dict()).fingerprint() == full.fingerprint()
     assert full.fingerprint() != cfg.fingerprint()
 
@@ -58,9 +59,9 @@ def test_hparam_refusals_name_the_key(toy):
         resolve({**FAST, "algorithm": "toy", "shrink": "abc"})
 
 
-def test_algorithms_without_hparams_keep_their_fingerprint():
+def test_algorithms_without_hparams_record_an_empty_mapping():
     cfg = resolve({**FAST, "algorithm": "fedavg"})
-    assert cfg.hparams == {} and "hparams" not in cfg.semantic_dict()
+    assert cfg.hparams == {} and cfg.semantic_dict()["hparams"] == {}
 
 
 def test_hparam_changes_the_trajectory(toy):

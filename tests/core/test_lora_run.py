@@ -60,14 +60,14 @@ def test_tiny_run_is_deterministic_and_resumes_exactly(tmp_path):
 def test_model_options_are_flat_keys_recorded_and_refused_clearly():
     cfg = resolve({"dataset": "pydoc_topics", "lora_rank": "8"})
     assert cfg.model == "tiny_gpt2_lora" and cfg.model_options["lora_rank"] == 8
-    assert cfg.model_options["lora_targets"] == ["c_attn", "c_proj", "c_fc", "wte"]
+    assert cfg.model_options["lora_targets"] == ("c_attn", "c_proj", "c_fc", "wte")
     assert "model_options" in cfg.semantic_dict()
     assert resolve({"dataset": "pydoc_topics", "lora_rank": 4}).fingerprint() != cfg.fingerprint()
     paper = resolve({"dataset": "sst2", "lora_targets": "c_attn"})
-    assert paper.model == "gpt2_lora" and paper.model_options["lora_targets"] == ["c_attn"]
+    assert paper.model == "gpt2_lora" and paper.model_options["lora_targets"] == ("c_attn",)
     assert paper.model_options["checkpoint"] == "openai-community/gpt2"
     digits = RunConfig.from_dict({"dataset": "digits"})
-    assert digits.model_options == {} and "model_options" not in digits.semantic_dict()   # old fingerprints kept
+    assert digits.model_options == {} and digits.semantic_dict()["model_options"] == {}
     with pytest.raises(ConfigError, match=r"'lora_rank' is an option of model gpt2_lora, tiny_gpt2_lora, not of "
                                           r"model=cnn; its options: none"):
         RunConfig.from_dict({"dataset": "digits", "lora_rank": 4})
@@ -122,7 +122,7 @@ def test_paper_profile_of_each_dataset_resolves_offline(row, monkeypatch):
             assert c.hp.tracking_size == 10                                 # Y = S (§6.3)
         assert (c.n_clients, c.local_epochs, c.alpha, c.hp.beta1, c.hp.beta2, c.hp.eps, c.weight_decay) == (
             100, 1.0, 0.1, 0.9, 0.99, 1e-8, 1e-8)
-        assert c.model_options["lora_targets"] == ["c_attn", "c_proj", "c_fc"] and c.model_options["lora_rank"] == 16
+        assert c.model_options["lora_targets"] == ("c_attn", "c_proj", "c_fc") and c.model_options["lora_rank"] == 16
     share = paper_state_size(2 if row != "20newsgroups" else 20)
     assert round(100 * share["lora"] / 124_439_808, 1) == 1.9
 

@@ -6,8 +6,9 @@ import pickle
 import pytest
 
 from fedlib import cli
-from fedlib.config import RunConfig
+from fedlib.config import ConfigError, Resolved, RunConfig
 from fedlib.engine import resolution, resolve
+from fedlib.engine.driver import run
 from fedlib.experiments import run_many
 
 FAST = dict(algorithm="fedlada", dataset="digits", n_clients=4, clients_per_round=2, rounds=2, local_steps=1,
@@ -41,30 +42,60 @@ def test_run_many_resolves_each_run_once(resolutions, tmp_path):
     assert len(records) == 2 and len(resolutions) == 2
 
 
-def test_resolved_configuration_is_bound_and_read_only():
+def test_resolved_configuration_is_its_own_read_only_type():
     cfg = resolve(FAST)
-    assert cfg.resolved and not RunConfig.from_dict(FAST).resolved
+    assert isinstance(cfg, Resolved) and not isinstance(RunConfig.from_dict(FAST), Resolved)
     assert resolve(cfg) is cfg                           # taken as it is
     assert cfg.lr == 0.001 and cfg.model == "cnn"        # the defaults are filled
     assert cfg.hp is cfg.hp                              # built once
-    with pytest.raises(AttributeError, match="read-only"):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.lr = 0.5
     back = pickle.loads(pickle.dumps(cfg))               # what a pool worker receives
-    assert back.resolved and back.hp == cfg.hp and back.fingerprint() == cfg.fingerprint()
+    assert isinstance(back, Resolved) and back == cfg and back.hp == cfg.hp
+    assert back.fingerprint() == cfg.fingerprint()
+
+
+def test_its_mappings_are_read_only_so_a_record_always_says_what_ran():
+    """Issue #54: a resolved configuration whose hyperparameter was changed in place ran with the old value (bound
+    before the change) but recorded the new one, and the fingerprint of a run it never was."""
+    cfg = resolve({**FAST, "lada_alpha": 0.5})
+    for mapping, key in ((cfg.hparams, "lada_alpha"), (cfg.model_options, "lora_rank")):
+        with pytest.raises(TypeError):
+            mapping[key] = 0.1
+        with pytest.raises(AttributeError):
+            mapping.update({key: 0.1})
+    assert cfg.hparams["lada_alpha"] == cfg.hp.lada_alpha == 0.5
+    rec = run(cfg)
+    again = run(rec["config"])                           # what the record says ran, run again
+    assert rec["config"]["hparams"]["lada_alpha"] == 0.5
+    assert rec["fingerprint"] == again["fingerprint"] == cfg.fingerprint()
+    assert [r["train_loss"] for r in rec["rounds"]] == [r["train_loss"] for r in again["rounds"]]
+
+
+def test_only_resolve_makes_one():
+    """No configuration passes as resolved unless its defaults are filled: constructing one checks it."""
+    with pytest.raises(ConfigError, match=r"lr=None, model='auto', device='auto', oracle='auto', cpu_path='auto' is "
+                                          r"not resolved"):
+        Resolved()
+    with pytest.raises(ConfigError, match=r"^lr=None is not resolved"):
+        Resolved(**{**resolve(FAST).to_dict(), "lr": None})
+    with pytest.raises(ConfigError, match="lada_alpha"):
+        Resolved(**{**resolve(FAST).to_dict(), "hparams": {"lada_alpha": -1.0}})
+    assert not hasattr(RunConfig(), "bind")
 
 
 def test_replace_keeps_resolution_only_for_non_numeric_changes():
     cfg = resolve({**FAST, "progress": True})
     quiet = cfg.replace(progress=False)
-    assert quiet.resolved and quiet.progress is False and quiet.fingerprint() == cfg.fingerprint()
+    assert isinstance(quiet, Resolved) and quiet.progress is False and quiet.fingerprint() == cfg.fingerprint()
     other = cfg.replace(lr=0.01)
-    assert not other.resolved and other.lr == 0.01
+    assert not isinstance(other, Resolved) and other.lr == 0.01
     assert resolve(other).fingerprint() != cfg.fingerprint()
 
 
 def test_resolution_shares_nothing_mutable_with_the_callers_configuration():
     mine = RunConfig.from_dict(FAST)
     cfg = resolve(mine)
-    assert cfg is not mine and not mine.resolved
+    assert cfg is not mine and not isinstance(mine, Resolved)
     assert cfg.hparams is not mine.hparams and cfg.model_options is not mine.model_options
-    assert dataclasses.asdict(cfg).keys() == dataclasses.asdict(mine).keys()   # no binding leaks into the fields
+    assert cfg.to_dict().keys() == mine.to_dict().keys() == set(RunConfig.field_names())

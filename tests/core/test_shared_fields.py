@@ -1,8 +1,8 @@
-"""Shared adaptive settings (config.ADAPTIVE_FIELDS: Adam's β1, β2, ε, the v̂ reading, the tracking subset and its
-init, FedLADA's α) are hyperparameters of the algorithms that read them (fedlib/algorithms/adam.py, tracking.py,
-fedlada.py). Each ownership is checked by running the algorithm: changing a setting changes its numbers exactly when
-the algorithm has it; the fingerprint keeps exactly those, at the top level where they were RunConfig fields (so
-earlier records keep their keys); a non-default value for an algorithm without it is refused in one line."""
+"""Hyperparameters several algorithms share (Adam's β1, β2, ε, the v̂ reading, the tracking subset and its init,
+FedLADA's α) live only in the hyperparameter classes of the algorithms that read them (fedlib/algorithms/adam.py,
+tracking.py, fedlada.py). Each ownership is checked by running the algorithm: changing a setting changes its numbers
+exactly when the algorithm has it; the fingerprint carries them in `hparams`, like every other hyperparameter; a value
+for an algorithm without it is refused in one line."""
 import json
 import subprocess
 import sys
@@ -12,16 +12,23 @@ import torch
 from test_reference_algorithms import DATA
 
 from fedlib.algorithms import ALGORITHMS
-from fedlib.config import ADAPTIVE_FIELDS, ConfigError, RunConfig, algorithm_reads, drop_unread
+from fedlib.config import ConfigError, RunConfig, drop_unread
 from fedlib.engine import Simulation, resolve
 from fedlib.hparams import defaults_of
 from fedlib.reporting.grid import run_configs
 
 BASE = dict(dataset="lstsq", partition="natural", n_clients=6, clients_per_round=4, rounds=4, local_steps=2,
             batch_size=4, lr=0.05, dtype="float64", device="cpu", oracle="loop", seed=5, eval_every=1000)
+#: the shared settings with their one default, and values that change the numbers of an algorithm that has them
+SHARED = {"beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "vhat_init": "v1", "tracking_size": None, "tracking_init": "zeros",
+          "lada_alpha": 0.5}
 CHANGED = {"beta1": [0.5], "beta2": [0.9], "eps": [1e-3], "vhat_init": ["v2", "v3", "v4"], "tracking_size": [1],
            "lada_alpha": [0.9]}                        # tracking_init has one runnable value (zeros)
 OWN = {"onebit_adam": {"warmup_rounds": 2}}            # β2 acts in 1-bit Adam's dense warm-up only
+
+
+def _owned(algorithm: str) -> set[str]:
+    return set(defaults_of(ALGORITHMS[algorithm].hparams)) & set(SHARED)
 
 
 def _final_state(cfg: dict) -> torch.Tensor:
@@ -36,47 +43,44 @@ def _final_state(cfg: dict) -> torch.Tensor:
 def test_owned_settings_are_exactly_the_ones_that_change_the_numbers(algorithm):
     base = {**BASE, "algorithm": algorithm, **OWN.get(algorithm, {})}
     reference = _final_state(base)
-    owned = algorithm_reads(algorithm)
+    owned = _owned(algorithm)
     changes = {key: any(not torch.equal(_final_state({**base, key: v}), reference) for v in values)
                for key, values in CHANGED.items() if key in owned}
     assert all(changes.values()), f"{algorithm} has settings its numbers ignore: {changes}"
-    for key in set(CHANGED) - set(owned):                 # not its own: a changed value is refused in one line
-        with pytest.raises(ConfigError, match=f"^{key}=.* is not read by algorithm={algorithm}; it is a setting of"):
+    for key in set(CHANGED) - owned:                      # not its own: a value is refused in one line
+        with pytest.raises(ConfigError, match=f"^'{key}' is a hyperparameter of .*, not of algorithm={algorithm}"):
             resolve({**base, key: CHANGED[key][0]})
 
 
 def test_owners_share_one_default_and_the_families_agree():
     for name, spec in ALGORITHMS.items():
         defaults = defaults_of(spec.hparams)
-        for key in algorithm_reads(name):
-            assert defaults[key] == ADAPTIVE_FIELDS[key], (name, key)
-    assert algorithm_reads("fedavg") == () and algorithm_reads("fafed") == ()
-    assert set(algorithm_reads("fadamgt")) == set(algorithm_reads("fadamet")) >= {"tracking_size", "vhat_init"}
-    assert "lada_alpha" in algorithm_reads("fedlada") and "tracking_size" not in algorithm_reads("fedlada")
+        for key in _owned(name):
+            assert defaults[key] == SHARED[key], (name, key)
+    assert _owned("fedavg") == set() and _owned("fafed") == set()
+    assert _owned("fadamgt") == _owned("fadamet") >= {"tracking_size", "vhat_init"}
+    assert "lada_alpha" in _owned("fedlada") and "tracking_size" not in _owned("fedlada")
 
 
-def test_the_fingerprint_carries_exactly_the_adaptive_settings_owned_at_the_top_level():
-    """So editing an Adam-family default cannot change FedAvg's fingerprint (nor its cached runs), and the records
-    written while these were RunConfig fields keep their fingerprints."""
+def test_the_fingerprint_carries_exactly_the_settings_owned_in_hparams():
+    """So editing an Adam-family default cannot change FedAvg's fingerprint (nor its cached runs)."""
     for name in ALGORITHMS:
         semantic = resolve({"algorithm": name, "dataset": "digits", "device": "cpu"}).semantic_dict()
-        assert set(ADAPTIVE_FIELDS) & set(semantic) == set(algorithm_reads(name)), name
-        assert not set(ADAPTIVE_FIELDS) & set(semantic.get("hparams", {})), name
+        assert set(SHARED) & set(semantic["hparams"]) == _owned(name), name
+        assert not set(SHARED) & set(semantic), name
     fadamgt = {"algorithm": "fadamgt", "dataset": "digits", "device": "cpu"}
     assert resolve({**fadamgt, "beta1": 0.8}).fingerprint() != resolve(fadamgt).fingerprint()
-    assert resolve(fadamgt).hparams["beta2"] == 0.99 and resolve(fadamgt).semantic_dict()["beta2"] == 0.99
+    assert resolve(fadamgt).hparams["beta2"] == 0.99 and resolve(fadamgt).semantic_dict()["hparams"]["beta2"] == 0.99
 
 
-def test_a_record_written_while_they_were_fields_still_reads():
-    """An old record's config carries every shared setting at its default, for every algorithm: accepted; a value
-    other than the default for an algorithm without it is refused, as it was."""
-    old = {"algorithm": "fedavg", "dataset": "digits", **ADAPTIVE_FIELDS}
-    assert RunConfig.from_dict(old).hparams == {}
-    assert RunConfig.from_dict({**old, "beta1": "0.9", "tracking_size": "null"}).hparams == {}   # CLI strings
-    with pytest.raises(ConfigError, match="^beta1=0.5 is not read by algorithm=fedavg; it is a setting of localadam"):
-        RunConfig.from_dict({**old, "beta1": 0.5})
-    gt = RunConfig.from_dict({**old, "algorithm": "fadamgt", "beta1": 0.5})
-    assert gt.hparams["beta1"] == 0.5 and "lada_alpha" not in gt.hparams
+def test_a_record_of_the_old_layout_is_refused():
+    """Records written while these were RunConfig fields carried them at the top level for every algorithm: no
+    reader keeps that layout (a new fedlib version recomputes its run cache anyway)."""
+    old = {"algorithm": "fedavg", "dataset": "digits", **SHARED}
+    with pytest.raises(ConfigError, match="^'beta1' is a hyperparameter of localadam, .*, not of algorithm=fedavg"):
+        RunConfig.from_dict(old)
+    gt = RunConfig.from_dict({"algorithm": "fadamgt", "dataset": "digits", "beta1": 0.5})
+    assert gt.hparams == {"beta1": 0.5}
 
 
 def test_a_shared_block_gives_each_algorithm_only_what_it_reads():
@@ -92,7 +96,7 @@ def test_a_shared_block_gives_each_algorithm_only_what_it_reads():
 
 
 @pytest.mark.slow
-def test_fedlib_config_lists_adaptive_settings_only_where_read():
+def test_fedlib_config_lists_shared_settings_as_the_algorithms_hyperparameters():
     def listed(*args):
         done = subprocess.run([sys.executable, "-m", "fedlib.cli", "config", *args], capture_output=True, text=True,
                               timeout=120)
@@ -100,6 +104,6 @@ def test_fedlib_config_lists_adaptive_settings_only_where_read():
         return json.loads(done.stdout)
 
     fedavg = listed("algorithm=fedavg")
-    assert not set(ADAPTIVE_FIELDS) & set(fedavg["shared"]) and fedavg["adaptive"] == {}
-    fadamgt = listed("algorithm=fadamgt")["adaptive"]
-    assert set(fadamgt) == set(algorithm_reads("fadamgt")) and fadamgt["beta2"]["default"] == 0.99
+    assert not set(SHARED) & set(fedavg["shared"]) and "fedavg" not in fedavg["hyperparameters"]
+    fadamgt = listed("algorithm=fadamgt")["hyperparameters"]["fadamgt"]
+    assert set(SHARED) & set(fadamgt) == _owned("fadamgt") and fadamgt["beta2"]["default"] == 0.99

@@ -44,8 +44,10 @@ def test_frame_holds_every_round_of_every_record(cache):
     df = runs.frame(records)
     raw = _raw(path)
     assert len(raw) == 6 and len(df) == sum(len(r["rounds"]) for r in raw.values()) == 18
-    # algorithm, the keys that vary (lr per method; the flat hyperparameters of fedadam_ssm), seed, run, round
-    assert list(df.columns[:7]) == ["algorithm", "lr", "keep_ratio", "log2_mode", "seed", "run", "round"]
+    # algorithm, the keys that vary (lr per method; the flat hyperparameters of fedadam_ssm, Adam's among them:
+    # FedAvg has none), seed, run, round
+    assert list(df.columns[:10]) == ["algorithm", "lr", "beta1", "beta2", "eps", "keep_ratio", "log2_mode", "seed",
+                                     "run", "round"]
     assert "round_lr" in df.columns and "lr" in df.columns            # the round's lr beside the configured one
     metrics = [k for k in raw[records[0]["fingerprint"]]["rounds"][0] if k not in ("round", "lr")]
     assert set(metrics) <= set(df.columns)

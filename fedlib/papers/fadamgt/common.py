@@ -181,11 +181,14 @@ def with_sensitivity(claims: list[C.Claim], at: Callable[[float], list[C.Claim]]
 
 # ---------------------------------------------------------------------------------------------- settings tables
 def shared(cfg, key: str):
-    """A shared adaptive setting (config.ADAPTIVE_FIELDS) of a resolved configuration: its algorithm's value, or
-    the default where its algorithm has none (a page's settings table describes a block of several algorithms)."""
-    from fedlib.config import adaptive_setting
+    """A hyperparameter several algorithms of a block have (Adam's β/ε, the tracking subset, FedLADA's α): the
+    resolved configuration's value, or the default of the algorithm that has it (a page's settings table describes a
+    block of several algorithms)."""
+    from fedlib.algorithms import ALGORITHMS
+    from fedlib.hparams import defaults_of
 
-    return adaptive_setting(cfg.to_dict(), key)
+    return cfg.hparams.get(key, next(d[key] for d in map(defaults_of, (a.hparams for a in ALGORITHMS.values()))
+                                     if key in d))
 
 
 def subset_size(cfg) -> int:

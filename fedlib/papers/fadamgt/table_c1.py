@@ -94,7 +94,7 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                      "target_acc": cfg.target_acc - step(settings), "rounds_cap": cfg.rounds, "why_not_run": ""})
         share = state_share(cfg)
         models.append({"paper_dataset": P.PEFT_DATASETS[row], "model": cfg.model,
-                       **{k: (",".join(v) if isinstance(v, list) else v) for k, v in cfg.model_options.items()},
+                       **{k: (",".join(v) if isinstance(v, tuple) else v) for k, v in cfg.model_options.items()},
                        "trainable": share["trainable"], "frozen": share["frozen"],
                        "lora_over_frozen_pct": round(100 * share["lora"] / share["frozen"], 3),
                        "trainable_over_frozen_pct": round(100 * share["trainable_over_frozen"], 3),
