@@ -83,6 +83,11 @@ class RunConfig:
     chunk_size: int | None = None        # vmapped oracle: clients per vmap chunk (bounds activation memory)
     autocast: Literal["off", "bf16", "tf32"] = "off"       # compute precision of forward/backward; state stays fp32
     state_device: Literal["device", "host"] = "device"     # per-client [n, d] state on the device or in host memory
+    # GPU switches (fedlib/gpu_options.py), off by default; each can change the kernels, so each is fingerprinted
+    channels_last: bool = False             # NHWC activations in the CNNs' stacked forward
+    cudnn_benchmark: bool = False           # cuDNN picks its algorithms by timing them
+    cuda_graph: bool = False                # the stacked oracle call captured as a CUDA graph and replayed
+    compile: bool = False                   # torch.compile of the stacked forward and loss
     checkpoint_every: int = 0               # rounds; 0 = no checkpoints
     data_dir: str | None = None          # None = $FEDLIB_DATA or ~/.cache/fedlib
     progress: bool = True

@@ -8,8 +8,10 @@ kernels sum in different orders), so a whole run is bit-identical only on the sa
   (``[C, *shape]``, views of one ``[C, d]`` leaf) and runs the whole cohort as batched matrix products; one autograd
   pass over the sum of the clients' losses gives every client's gradient (the clients do not interact). No vmap or
   functional_call machinery per operation, so it is the fastest path for the small MLPs and LSTMs of the embedded
-  tier and the tiny GPT-2 (`bench/engine_overhead.py --preset embedded` prints the ratios). Only models that define
-  ``stacked_forward`` have it (``ModelSpec.stacked`` in fedlib/models);
+  tier and the tiny GPT-2 (`bench/engine_overhead.py --preset embedded` prints the ratios). The CNNs' stacked forward
+  keeps the cohort's activations as [B, C·channels, H, W]: one grouped conv2d per convolution, one group_norm per
+  GroupNorm (fedlib/models/stacked_conv.py). Only models that define ``stacked_forward`` have it
+  (``ModelSpec.stacked`` in fedlib/models; ``ModelSpec.grouped_conv`` for the CNNs);
 
 * ``vmap``: torch.func.functional_call + grad_and_value, vmapped over the client axis (on GPU the convolutions
   become one grouped convolution for the whole cohort);
@@ -41,6 +43,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call, grad_and_value, vmap
 
+from fedlib.gpu_options import CapturedCall
+
 MODES = ("vmap", "loop", "stacked")
 AUTOCAST = ("off", "bf16", "tf32")
 
@@ -61,7 +65,8 @@ class Oracle:
     """Losses and gradients of a model for many flat parameter vectors at once."""
 
     def __init__(self, model: nn.Module, task: str, mode: str = "vmap", *, chunk_size: int | None = None,
-                 autocast: str = "off"):
+                 autocast: str = "off", channels_last: bool = False, cuda_graph: bool = False,
+                 compile: bool = False):
         if mode not in MODES:
             raise ValueError(f"oracle mode {mode!r} is not known; allowed: {', '.join(MODES)}")
         if autocast not in AUTOCAST:
@@ -72,6 +77,11 @@ class Oracle:
         self.chunk_size = chunk_size
         self.autocast = autocast
         self.loss = loss_fn_for(task)
+        # the GPU switches of the CNNs' stacked path (fedlib/gpu_options.py; checked by engine.resolve)
+        self.layout = {"channels_last": True} if channels_last else {}
+        self.channels_last = channels_last
+        self.stacked_losses = torch.compile(self._stacked_losses) if compile else self._stacked_losses
+        self.stacked_chunk = CapturedCall(self._stacked_chunk) if cuda_graph else self._stacked_chunk
         named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
         self.names = [k for k, _ in named]
         self.shapes = [p.shape for _, p in named]
@@ -143,8 +153,8 @@ class Oracle:
         C = params.shape[0]
         step = self.chunk_size or C
         if step >= C:
-            return self._stacked_chunk(params, x, y)
-        parts = [self._stacked_chunk(params[i:i + step], _rows(x, i, step), y[i:i + step]) for i in range(0, C, step)]
+            return self.stacked_chunk(params, x, y)
+        parts = [self.stacked_chunk(params[i:i + step], _rows(x, i, step), y[i:i + step]) for i in range(0, C, step)]
         return tuple(torch.cat(column) for column in zip(*parts))
 
     def _stacked_chunk(self, params: Tensor, x, y: Tensor):
@@ -152,13 +162,18 @@ class Oracle:
         leaf = params.detach().requires_grad_(True)
         named = {k: t.view(C, *s) for k, t, s in zip(self.names, torch.split(leaf, self.numels, dim=1),
                                                         self.shapes)}
-        out = self.model.stacked_forward(named, x)
-        out, state = out if self.stateful else (out, None)
-        losses = per_client_loss(self.task, out, y)
-        (grads,) = torch.autograd.grad(losses.sum(), leaf)
         if self.stateful:
+            out, state = self.model.stacked_forward(named, x)
+            losses = per_client_loss(self.task, out, y)
+            (grads,) = torch.autograd.grad(losses.sum(), leaf)
             return losses.detach(), grads, state.detach()
+        losses = self.stacked_losses(named, x, y)
+        (grads,) = torch.autograd.grad(losses.sum(), leaf)
         return losses.detach(), grads
+
+    def _stacked_losses(self, named: dict[str, Tensor], x: Tensor, y: Tensor) -> Tensor:
+        """Every client's loss [C] from the model's stacked forward (what `compile` compiles)."""
+        return per_client_loss(self.task, self.model.stacked_forward(named, x, **self.layout), y)
 
     def _call_stateful(self, params: Tensor, x: tuple, y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         with precision(self.autocast, params.device.type):
@@ -192,6 +207,8 @@ class Oracle:
         with precision(self.autocast, flat.device.type):
             for start in range(0, count, batch_size):
                 xb = prepare(x[start:start + batch_size])
+                if self.channels_last:
+                    xb = xb.contiguous(memory_format=torch.channels_last)
                 yb = y[start:start + batch_size]
                 out = functional_call(self.model, params, (xb,))
                 total += self.loss(out, yb).to(torch.float64) * yb.shape[0]
@@ -248,14 +265,16 @@ def _choice_cache() -> Path:
     return root / "oracle_choice.json"
 
 
-AUTO_RULE = ("auto: stacked when the model has a stacked forward (MLP, linear, LSTM, GPT-2 LoRA), else vmap on CUDA "
-             "and loop on CPU (fixed by model and device, never timed)")
+AUTO_RULE = ("auto: stacked when the model has a stacked forward (MLP, linear, LSTM, GPT-2 LoRA; the CNNs' "
+             "grouped-convolution one on CUDA only), else vmap on CUDA and loop on CPU (fixed by model and device, "
+             "never timed)")
 
 
-def auto_mode(device_type: str, stacked: bool = False) -> str:
+def auto_mode(device_type: str, stacked: bool = False, grouped_conv: bool = False) -> str:
     """The deterministic default path: the model's stacked forward where it has one (fewest kernels per cohort on
-    any device), else vmap on CUDA (one grouped kernel per layer) and loop on CPU (small CPU convolutions)."""
-    if stacked:
+    any device) -- for the CNNs, whose stacked forward is grouped convolutions, on CUDA only -- else vmap on CUDA and
+    loop on CPU (small CPU convolutions: the CNNs' CPU runs keep the loop path they were recorded with)."""
+    if stacked and (not grouped_conv or device_type == "cuda"):
         return "stacked"
     return "vmap" if device_type == "cuda" else "loop"
 

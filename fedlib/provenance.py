@@ -13,7 +13,8 @@ import fedlib
 #: fedlib modules whose code decides the numbers of a run (provenance hash stored in each record); every module a run
 #: loads is here or in NOT_NUMERIC (tests/pipeline/test_imports.py checks it)
 NUMERIC_SOURCES = ("config.py", "hparams.py", "engine", "oracle.py", "metrics.py", "algorithms", "data", "models",
-                   "compress.py", "bits.py", "streams.py", "cpu_path.py", "jsonio.py", "elementwise.py")
+                   "compress.py", "bits.py", "streams.py", "cpu_path.py", "jsonio.py", "elementwise.py",
+                   "gpu_options.py")
 
 #: modules a run loads that cannot change its numbers, each with why
 NOT_NUMERIC = {

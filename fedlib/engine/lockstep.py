@@ -38,7 +38,8 @@ def mergeable(sims: list[Simulation]) -> bool:
     def reads(sim: Simulation) -> tuple:
         o = sim.oracle
         return (type(o.model), o.task, tuple(o.names), tuple(tuple(s) for s in o.shapes), o.chunk_size, o.autocast,
-                o.stateful, sim.dtype, sim.device, sim.cfg.oracle)
+                o.stateful, sim.dtype, sim.device, sim.cfg.oracle,
+                tuple(getattr(sim.cfg, k, False) for k in ("channels_last", "cuda_graph", "compile")))
 
     first = reads(sims[0]) if sims else None
     return (len(sims) > 1 and all(s.cfg.oracle == "stacked" and s.oracle.frozen == 0 and not s.oracle.buffers

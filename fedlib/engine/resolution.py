@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from fedlib import cpu_path
+from fedlib import cpu_path, gpu_options
 from fedlib.algorithms import ALGORITHMS
 from fedlib.config import ConfigError, Resolved, RunConfig
 from fedlib.data import DATASETS
@@ -44,11 +44,12 @@ def _fill_defaults(cfg: RunConfig | Mapping[str, Any]) -> Resolved:
         changes["device"] = device
     model = changes.get("model", cfg.model)
     if cfg.oracle == "auto":                # a fixed rule, never timing: the path is part of the fingerprint
-        changes["oracle"] = auto_mode(device, MODELS[model].stacked)
+        changes["oracle"] = auto_mode(device, MODELS[model].stacked, MODELS[model].grouped_conv)
     elif cfg.oracle == "stacked" and not MODELS[model].stacked:
         raise ConfigError(f"oracle=stacked needs a model with a stacked forward; model={model} has none; allowed: "
                           f"oracle in auto, vmap, loop, timed, or model in "
                           f"{', '.join(k for k, m in MODELS.items() if m.stacked)}")
+    gpu_options.check(cfg, device, changes.get("oracle", cfg.oracle), model, MODELS[model].grouped_conv)
     if cfg.cpu_path == "auto":              # this process's CPU math path (fedlib/cpu_path.py)
         changes["cpu_path"] = cpu_path.active()
     # a new instance that shares nothing mutable with the caller's; it fills every hyperparameter and model option

@@ -39,6 +39,7 @@ from fedlib.engine.setup import (
     partition_for,
 )
 from fedlib.engine.state import gather_rows, scatter_rows, state_home
+from fedlib.gpu_options import apply_process
 from fedlib.jsonio import json_safe
 from fedlib.metrics import divergence_reason
 from fedlib.oracle import Oracle, choose_mode
@@ -104,7 +105,9 @@ class Simulation:
 
         torch.manual_seed(cfg.seed)
         model = fitted_model(cfg, self.data, self.device, self.dtype)
-        self.oracle = Oracle(model, self.data.task, chunk_size=cfg.chunk_size, autocast=cfg.autocast)
+        apply_process(cfg, self.device)
+        self.oracle = Oracle(model, self.data.task, chunk_size=cfg.chunk_size, autocast=cfg.autocast,
+                             channels_last=cfg.channels_last, cuda_graph=cfg.cuda_graph, compile=cfg.compile)
         self.idle_s = 0.0           # time waited for runs this one is merged with (lockstep.py): not in wall_s
         # token streams (language models): sequential BPTT windows and carried per-client model state
         self.stream = (StreamFeed(self.data.x_train, parts, cfg.batch_size, cfg.bptt, model, cfg.seed,

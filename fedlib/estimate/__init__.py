@@ -26,8 +26,8 @@ downloaded (gpt2_lora) is timed as its architecture randomly initialised (`RANDO
 
 GPU-hours: measured on a GPU when run there. Without one, the estimate projects them from the work (FLOPs counted on
 the meta device: nothing is computed) at the throughput FL-Simulator's published V100 timing implies (`REFERENCE`:
-ResNet-18-GN, 10 clients x 50 steps x batch 50 plus evaluation of 60,000 images in 15.86 s), i.e. what a sequential
-peer framework would need on a V100.
+10 clients x 50 steps x batch 50 plus evaluation of 60,000 images in 15.86 s, counted on the model it times, the
+7x7-stem `resnet18_imagenet`), i.e. what a sequential peer framework would need on a V100.
 
 The package, one idea a module (each imports only those above it):
 

@@ -140,7 +140,8 @@ def format_report(results: list[dict], profile: str) -> str:
         lines.append(f"- stand-ins (nothing downloaded): {'; '.join(stand)}")
     if not on_gpu:
         lines.append(f"- projected GPU hours: counted FLOPs at the rate of {REFERENCE['name']} "
-                     f"({REFERENCE['seconds_per_round']} s per ResNet-18-GN round of 10 clients x 50 steps x batch "
-                     "50 + 60,000 evaluated images); measure on your GPU with `fedlib estimate --remeasure --save`")
+                     f"({REFERENCE['seconds_per_round']} s per round of 10 clients x 50 steps x batch 50 + 60,000 "
+                     f"evaluated images, its work counted on {REFERENCE['model']}, the 7x7-stem ResNet-18 it times); "
+                     "measure on your GPU with `fedlib estimate --remeasure --save`")
     return "\n".join(lines)
 

@@ -49,6 +49,7 @@ class ModelSpec:
     options: type | None = None                     # frozen dataclass of the model's own settings (hparams.hp)
     inputs: Callable[..., dict] | None = None       # (cfg, data) -> extra builder kwargs derived from the run
     stacked: bool = False                           # the module has stacked_forward (the oracle's `stacked` path)
+    grouped_conv: bool = False                      # ... made of grouped convolutions (auto takes it on CUDA only)
     frozen_base: bool = False                       # a frozen base (LoRA): runs never share oracle calls
 
     def build(self, input_shape: tuple[int, ...], num_classes: int, **options) -> nn.Module:
@@ -58,6 +59,7 @@ class ModelSpec:
 
 
 MODELS: dict[str, ModelSpec] = {}
+CONV = {"stacked": True, "grouped_conv": True}      # the CNNs' stacked forward (fedlib/models/stacked_conv.py)
 
 
 def register(spec: ModelSpec) -> ModelSpec:
@@ -88,30 +90,31 @@ def model_kwargs(cfg, data) -> dict:
 
 for _spec in [
     ModelSpec("cnn", "small CNN adapting to the input: one 3x3 conv stage (16/32 ch, fc 64) below 16x16 px, "
-              "McMahan et al.'s FedAvg CNN (5x5 conv 32/64, fc 512) otherwise", build_cnn),
+              "McMahan et al.'s FedAvg CNN (5x5 conv 32/64, fc 512) otherwise", build_cnn, **CONV),
     ModelSpec("cnn_mnist", "classic CNNMnist conv5x5 10/20, fc 50 (21,840 params on 28x28; FedAdam-SSM's "
-              "Fashion-MNIST CNN)", build_cnn_mnist),
+              "Fashion-MNIST CNN)", build_cnn_mnist, **CONV),
     ModelSpec("lenet5", "FedDyn / FL-Simulator CIFAR CNN: conv5x5 64/64, fc 384-192 (797,962 params on 3x32x32)",
-              build_lenet5),
-    ModelSpec("resnet18", "ResNet-18 with GroupNorm(2), CIFAR stem (3x3 conv, no max-pool)", build_resnet18),
+              build_lenet5, **CONV),
+    ModelSpec("resnet18", "ResNet-18 with GroupNorm(2), CIFAR stem (3x3 conv, no max-pool)", build_resnet18, **CONV),
     ModelSpec("resnet18_imagenet", "ResNet-18 with GroupNorm(2), ImageNet stem (7x7/2 conv + max-pool), "
-              "as FL-Simulator's torchvision-based model", build_resnet18_imagenet),
+              "as FL-Simulator's torchvision-based model", build_resnet18_imagenet, **CONV),
     ModelSpec("resnet18_2x2", "ResNet-18 with GroupNorm(2) and the FedAdam-SSM paper's literal stem (2x2 conv + 2x2 "
-              "max-pool)", build_resnet18_2x2),
+              "max-pool)", build_resnet18_2x2, **CONV),
     ModelSpec("vgg11", "VGG-11 (config A, 8 conv + fc 512-512-classes), no normalisation: 9,750,922 params on "
-              "3x32x32 (FedAdam-SSM's CIFAR-10 model)", build_vgg11),
-    ModelSpec("vgg11_gn", "VGG-11 with GroupNorm(2) after every conv (9,756,426 params on 3x32x32)", build_vgg11_gn),
+              "3x32x32 (FedAdam-SSM's CIFAR-10 model)", build_vgg11, **CONV),
+    ModelSpec("vgg11_gn", "VGG-11 with GroupNorm(2) after every conv (9,756,426 params on 3x32x32)", build_vgg11_gn,
+              **CONV),
     ModelSpec("linear", "one nn.Linear on the flattened input (flat params = [weight row-major, bias]); "
               "[B] output for regression", build_linear, stacked=True),
     ModelSpec("mlp", "FedAvg 2NN: flattened input -> 200 -> 200 -> classes, ReLU", build_mlp, stacked=True),
     ModelSpec("piecewise1d", "one parameter x (x_0 = 10) returning the FAFED Theorem 1 functions f_i(x) per row "
               "(task objective)", build_piecewise1d),
     ModelSpec("cnn_fafed_mnist", "FAFED's MNIST CNN: conv5x5 20/50, fc 500, ReLU, Xavier init (431,080 params on "
-              "28x28)", build_cnn_fafed_mnist),
+              "28x28)", build_cnn_fafed_mnist, **CONV),
     ModelSpec("cnn_fafed_fmnist", "FAFED's Fashion-MNIST CNN: conv3x3 5/10, fc 100, Tanh, Xavier init (26,620 params "
-              "on 28x28)", build_cnn_fafed_fmnist),
+              "on 28x28)", build_cnn_fafed_fmnist, **CONV),
     ModelSpec("cnn_fafed_cifar", "FAFED's CIFAR-10 CNN: conv3x3 16/32/64 (pad 1), fc 512-64 (581,866 params on "
-              "3x32x32)", build_cnn_fafed_cifar),
+              "3x32x32)", build_cnn_fafed_cifar, **CONV),
     ModelSpec("lstm_wt2", "FAFED's WikiText-2 LM: embedding 650, 2 LSTM layers of 650, dropout 0.5, untied decoder",
               build_lstm_wt2, stacked=True),
     ModelSpec("lstm_small", "embedded LM stand-in: embedding 32, 2 LSTM layers of 32, dropout 0.5, untied decoder",

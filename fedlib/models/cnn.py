@@ -20,6 +20,10 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from fedlib.models import stacked_conv
+from fedlib.models.stacked import linear
+from fedlib.models.stacked_conv import StackedImageModel
+
 
 def _image_shape(input_shape: tuple[int, ...], min_hw: int, name: str) -> tuple[int, int, int]:
     if len(input_shape) != 3 or min(input_shape[1:]) < min_hw:
@@ -28,7 +32,7 @@ def _image_shape(input_shape: tuple[int, ...], min_hw: int, name: str) -> tuple[
     return c, h, w
 
 
-class AdaptiveCNN(nn.Module):
+class AdaptiveCNN(StackedImageModel, nn.Module):
     """One 3x3 stage for tiny images (< 16 px), McMahan et al.'s two 5x5 stages otherwise (see module docstring)."""
 
     def __init__(self, input_shape: tuple[int, ...], num_classes: int) -> None:
@@ -74,6 +78,15 @@ class CNNMnist(nn.Module):
         out = self.fc2(F.relu(self.fc1(x.flatten(1))))
         return out.squeeze(-1) if self.regression else out
 
+    def stacked_forward(self, p: dict[str, Tensor], x: Tensor, channels_last: bool = False) -> Tensor:
+        """The cohort at once (fedlib/models/stacked_conv.py): x [C, B, ch, H, W] -> [C, B, classes]."""
+        C = x.shape[0]
+        h = F.relu(F.max_pool2d(stacked_conv.conv2d(p, "conv1", self.conv1, stacked_conv.images(x, channels_last),
+                                                    C), 2))
+        h = F.relu(F.max_pool2d(stacked_conv.conv2d(p, "conv2", self.conv2, h, C), 2))
+        out = linear(p, "fc2", F.relu(linear(p, "fc1", stacked_conv.features(h, C))))
+        return out.squeeze(-1) if self.regression else out
+
 
 class LeNet5(nn.Module):
     """FedDyn / FL-Simulator CIFAR CNN: conv5x5(C->64)-ReLU-pool-conv5x5(64->64)-ReLU-pool-fc 384-192-classes."""
@@ -93,6 +106,16 @@ class LeNet5(nn.Module):
         x = F.max_pool2d(F.relu(self.conv1(x)), 2)
         x = F.max_pool2d(F.relu(self.conv2(x)), 2)
         out = self.fc3(F.relu(self.fc2(F.relu(self.fc1(x.flatten(1))))))
+        return out.squeeze(-1) if self.regression else out
+
+    def stacked_forward(self, p: dict[str, Tensor], x: Tensor, channels_last: bool = False) -> Tensor:
+        """The cohort at once (fedlib/models/stacked_conv.py): x [C, B, ch, H, W] -> [C, B, classes]."""
+        C = x.shape[0]
+        h = F.max_pool2d(F.relu(stacked_conv.conv2d(p, "conv1", self.conv1, stacked_conv.images(x, channels_last),
+                                                    C)), 2)
+        h = F.max_pool2d(F.relu(stacked_conv.conv2d(p, "conv2", self.conv2, h, C)), 2)
+        h = F.relu(linear(p, "fc2", F.relu(linear(p, "fc1", stacked_conv.features(h, C)))))
+        out = linear(p, "fc3", h)
         return out.squeeze(-1) if self.regression else out
 
 

@@ -15,6 +15,7 @@ import torch
 from torch import Tensor, nn
 
 from fedlib.models.cnn import _image_shape
+from fedlib.models.stacked_conv import StackedImageModel
 
 
 def _xavier_and_constant_bias(module: nn.Module) -> None:
@@ -29,7 +30,7 @@ def _flat_size(features: nn.Module, input_shape: tuple[int, int, int]) -> int:
         return int(features(torch.zeros(1, *input_shape)).numel())
 
 
-class FafedCNN(nn.Module):
+class FafedCNN(StackedImageModel, nn.Module):
     def __init__(self, features: nn.Sequential, hidden: list[int], act: type[nn.Module],
                  input_shape: tuple[int, int, int], num_classes: int) -> None:
         super().__init__()

@@ -23,6 +23,8 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
+from fedlib.models import stacked, stacked_conv
+
 
 def _conv3x3(c_in: int, c_out: int, stride: int = 1) -> nn.Conv2d:
     return nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
@@ -47,6 +49,16 @@ class BasicBlock(nn.Module):
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
         identity = x if self.downsample is None else self.downsample(x)
+        return self.relu(out + identity)
+
+    def stacked(self, p: dict[str, Tensor], name: str, h: Tensor, C: int) -> Tensor:
+        """`forward` for every client on the cohort's activations [B, C·channels, H, W]."""
+        out = stacked_conv.conv2d(p, f"{name}.conv1", self.conv1, h, C)
+        out = self.relu(stacked_conv.group_norm(p, f"{name}.bn1", self.bn1, out, C))
+        out = stacked_conv.group_norm(p, f"{name}.bn2", self.bn2, stacked_conv.conv2d(p, f"{name}.conv2", self.conv2,
+                                                                                      out, C), C)
+        identity = h if self.downsample is None else stacked_conv.layer(self.downsample, p, f"{name}.downsample",
+                                                                         h, C)
         return self.relu(out + identity)
 
 
@@ -90,6 +102,18 @@ class ResNet18(nn.Module):
         x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
         out = self.fc(torch.flatten(self.avgpool(x), 1))
+        return out.squeeze(-1) if self.regression else out
+
+    def stacked_forward(self, p: dict[str, Tensor], x: Tensor, channels_last: bool = False) -> Tensor:
+        """The cohort at once (fedlib/models/stacked_conv.py): parameters [C, *shape], x [C, B, ch, H, W] ->
+        [C, B, classes] ([C, B] for regression); every convolution one grouped conv2d, every norm one group_norm."""
+        C = x.shape[0]
+        h = stacked_conv.conv2d(p, "conv1", self.conv1, stacked_conv.images(x, channels_last), C)
+        h = self.maxpool(self.relu(stacked_conv.group_norm(p, "bn1", self.bn1, h, C)))
+        for stage in ("layer1", "layer2", "layer3", "layer4"):
+            for i, block in enumerate(getattr(self, stage)):
+                h = block.stacked(p, f"{stage}.{i}", h, C)
+        out = stacked.linear(p, "fc", stacked_conv.features(self.avgpool(h), C))
         return out.squeeze(-1) if self.regression else out
 
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from fedlib.models.stacked_conv import StackedImageModel
+
 CONFIG_A = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
 
 
-class VGG11(nn.Module):
+class VGG11(StackedImageModel, nn.Module):
     """VGG-11 (configuration A) with a 512-512-classes classifier; optional GroupNorm after each conv."""
 
     def __init__(self, input_shape: tuple[int, ...], num_classes: int, num_groups: int | None = None) -> None:

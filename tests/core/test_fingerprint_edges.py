@@ -25,14 +25,15 @@ from fedlib.engine import resolve
 
 #: RunConfig()'s semantic dict, by hand: every field but NON_NUMERIC
 DEFAULT = {"aggregation": "uniform", "algorithm": "fedavg", "alpha": 0.1, "augment": False, "autocast": "off",
-           "batch_size": 32, "bn_policy": "average", "bptt": 35, "chunk_size": None, "classes_per_client": 2,
-           "clients_per_round": 5, "clip_norm": None, "color_jitter": None, "cpu_path": "auto", "dataset": "digits",
+           "batch_size": 32, "bn_policy": "average", "bptt": 35, "channels_last": False, "chunk_size": None,
+           "classes_per_client": 2, "clients_per_round": 5, "clip_norm": None, "color_jitter": None, "compile": False,
+           "cpu_path": "auto", "cuda_graph": False, "cudnn_benchmark": False, "dataset": "digits",
            "device": "auto", "dtype": "float32", "eval_batch_size": 2048, "eval_every": 1, "eval_local": False,
            "hparams": {}, "local_epochs": None, "local_steps": 3, "lr": None, "lr_decay": 1.0, "min_client_size": 10,
            "model": "auto", "model_options": {}, "n_clients": 20, "oracle": "auto", "participation": "uniform",
            "partition": "dirichlet", "rounds": 50, "seed": 0, "server_lr": 1.0, "similarity": 0.1,
            "stop_at_target": False, "target_acc": None, "threads": 1, "wd_mode": "coupled", "weight_decay": 0.0}
-FINGERPRINT = "ff86054729ffa82a"
+FINGERPRINT = "395f109a79606eb0"
 
 
 def _hash(semantic: dict) -> str:

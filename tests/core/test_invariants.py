@@ -398,7 +398,11 @@ NOT_NUMERIC = NON_NUMERIC    # fedlib.config's one list of fields that cannot ch
 #: fields whose other values cannot run on this machine or are refused, so a fingerprint cannot be taken for them
 OTHER_VALUE = {
     "device": "cuda",        # fingerprinted as the device that runs: cuda needs a GPU, auto resolves to cpu here
+    "cudnn_benchmark": True,  # CUDA-only switches, refused on CPU (tests/core/test_gpu_options.py: fingerprinted)
+    "cuda_graph": True,
 }
+#: fields whose other value acts only in some configurations: changed from that configuration
+CONTEXT = {"channels_last": {"model": "cnn", "oracle": "stacked"}, "compile": {"model": "cnn", "oracle": "stacked"}}
 #: hyperparameters whose other values are refused when the config is validated
 NOT_RUNNABLE = {"tracking_init": "the only runnable value is zeros (warm is refused, A3)"}
 SUB_CONFIGS = {"hparams": "each algorithm's hyperparameters, enumerated below",
@@ -450,14 +454,15 @@ def test_every_config_field_that_can_change_the_numbers_changes_the_fingerprint(
         other = _other_value(f.name, default, hints[f.name])
         if f.name == "cpu_path":                      # auto is this process's path: the other one must differ
             other = "native" if cpu_path.active() == "portable" else "portable"
-        values = {**base, f.name: other}
+        context = CONTEXT.get(f.name, {})
+        values = {**base, **context, f.name: other}
         if f.name == "stop_at_target":
             values["target_acc"] = 0.5
         try:
             fp = _fingerprint(values)
         except ConfigError as exc:
             raise AssertionError(f"{f.name}={other!r} is not a valid alternative: {exc}") from None
-        if fp == reference:
+        if fp == (_fingerprint({**base, **context}) if context else reference):
             unchanged.append(f.name)
     assert set(unchanged) <= set(NOT_NUMERIC), f"fields that do not change the fingerprint: " \
                                                   f"{sorted(set(unchanged) - set(NOT_NUMERIC))}"

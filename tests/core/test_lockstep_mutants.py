@@ -71,7 +71,7 @@ def test_the_shape_of_a_parameter_counts_not_only_its_name(pair):
 
 @pytest.mark.parametrize("cfg", [
     {**DIGITS, "model": "no_such_model"},                    # not a registered model
-    {**DIGITS, "model": "cnn"},                              # no stacked implementation
+    {**DIGITS, "model": "piecewise1d"},                      # no stacked implementation
     {**DIGITS, "oracle": "loop"},
     {**DIGITS, "device": "cuda"},
     {**DIGITS, "model": "tiny_gpt2_lora"},                   # a frozen base

@@ -26,9 +26,9 @@ def test_refusals_name_the_value_and_the_allowed_ones():
         Oracle(model, "classification", "grid")
     with pytest.raises(ValueError, match=r"^autocast 'fp8' is not known; allowed: off, bf16, tf32$"):
         Oracle(model, "classification", autocast="fp8")
-    with pytest.raises(ValueError, match=r"^oracle mode 'stacked' needs a model with stacked_forward; AdaptiveCNN has none; "
-                                         r"allowed: vmap, loop$"):
-        Oracle(build_model("cnn", (1, 8, 8), 10), "classification", "stacked")
+    with pytest.raises(ValueError, match=r"^oracle mode 'stacked' needs a model with stacked_forward; PiecewiseObjective "
+                                         r"has none; allowed: vmap, loop$"):
+        Oracle(build_model("piecewise1d", (3,), 0), "objective", "stacked")
     assert MODES == ("vmap", "loop", "stacked") and AUTOCAST == ("off", "bf16", "tf32")
 
 
@@ -77,9 +77,9 @@ def test_timed_choice_times_every_path_the_model_has_and_caches_it(tmp_path, mon
 def test_timed_choice_for_a_model_without_a_stacked_forward_and_a_stateful_key(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path / "deeper" / "still"))   # parents are created
     torch.manual_seed(0)
-    oracle = Oracle(build_model("cnn", (1, 8, 8), 10), "classification", "vmap")
+    oracle = Oracle(build_model("piecewise1d", (3,), 0), "objective", "vmap")
     params = oracle.flat_params().repeat(2, 1)
-    x, y = torch.randn(2, 3, 1, 8, 8), torch.randint(0, 10, (2, 3))
+    x, y = torch.randn(2, 3, 3), torch.zeros(2, 3)
     mode, info = choose_mode("timed", oracle, params, x, y)
     assert set(info["seconds_per_call"]) == {"vmap", "loop"}        # no stacked forward: not timed
     assert (tmp_path / "deeper" / "still" / "oracle_choice.json").exists()

@@ -1,5 +1,6 @@
 """The oracle's `stacked` path: the models' stacked forwards give the vmap path's losses, gradients and next states
-(float64, to round-off), chunked or not; `auto` picks it by a fixed rule; models without one are refused clearly."""
+(float64, to round-off), chunked or not -- the CNNs' grouped-convolution forward (ResNet-18-GN, VGG-11, the small
+CNNs) included; `auto` picks it by a fixed rule; models without one are refused clearly."""
 import pytest
 import torch
 
@@ -14,6 +15,20 @@ CASES = [  # model, input shape, classes (0 = regression), task
     ("mlp", (6,), 4, "classification"),
     ("mlp_small", (1, 8, 8), 10, "classification"),
     ("mlp_small", (7,), 0, "regression"),
+    ("cnn", (1, 8, 8), 10, "classification"),                 # the stacked CNNs (fedlib/models/stacked_conv.py)
+    ("cnn", (1, 8, 8), 0, "regression"),
+    ("cnn", (3, 16, 16), 4, "classification"),                # McMahan's two 5x5 stages
+    ("cnn_mnist", (1, 16, 16), 10, "classification"),
+    ("lenet5", (3, 16, 16), 10, "classification"),
+    ("cnn_fafed_mnist", (1, 16, 16), 10, "classification"),
+    ("cnn_fafed_fmnist", (1, 16, 16), 10, "classification"),
+    ("cnn_fafed_cifar", (3, 16, 16), 10, "classification"),
+    ("vgg11", (3, 8, 8), 10, "classification"),
+    ("vgg11_gn", (3, 8, 8), 10, "classification"),
+    ("resnet18", (3, 8, 8), 10, "classification"),
+    ("resnet18", (3, 8, 8), 0, "regression"),
+    ("resnet18_imagenet", (3, 16, 16), 10, "classification"),
+    ("resnet18_2x2", (3, 9, 9), 10, "classification"),
 ]
 
 
@@ -78,27 +93,80 @@ def test_per_client_loss_is_each_clients_mean():
     assert per_client_loss("objective", reg_out, reg_y).tolist() == [2.0, 0.0]
 
 
+CNNS = ["cnn", "cnn_fafed_cifar", "cnn_fafed_fmnist", "cnn_fafed_mnist", "cnn_mnist", "lenet5", "resnet18",
+        "resnet18_2x2", "resnet18_imagenet", "vgg11", "vgg11_gn"]
+
+
 def test_every_stacked_spec_has_a_stacked_forward_and_auto_picks_it():
     stacked = sorted(k for k, m in MODELS.items() if m.stacked)
-    assert stacked == ["gpt2_lora", "linear", "lstm_small", "lstm_wt2", "mlp", "mlp_small", "tiny_gpt2_lora"]
+    assert stacked == sorted(["gpt2_lora", "linear", "lstm_small", "lstm_wt2", "mlp", "mlp_small", "tiny_gpt2_lora",
+                              *CNNS])
+    assert sorted(k for k, m in MODELS.items() if m.grouped_conv) == CNNS
     for name in ["linear", "mlp", "mlp_small", "lstm_small"]:
         shape, classes = ((10,), 20) if name.startswith("lstm") else ((4,), 3)
         assert hasattr(build_model(name, shape, classes), "stacked_forward")
+    for name in CNNS:
+        assert hasattr(build_model(name, (3, 32, 32), 10), "stacked_forward")
     assert hasattr(build_model("tiny_gpt2_lora", (8,), 2, vocab_size=20, pad_id=19, max_length=8), "stacked_forward")
-    assert not hasattr(build_model("cnn", (1, 8, 8), 10), "stacked_forward")
     assert auto_mode("cpu", True) == auto_mode("cuda", True) == "stacked"
     assert (auto_mode("cpu", False), auto_mode("cuda", False)) == ("loop", "vmap")
+    # the CNNs: stacked (grouped convolutions) on CUDA; on CPU the loop path their records were made with
+    assert (auto_mode("cpu", True, True), auto_mode("cuda", True, True)) == ("loop", "stacked")
     base = {"algorithm": "fedavg", "dataset": "digits", "device": "cpu"}
     assert resolve({**base, "model": "mlp_small"}).oracle == "stacked"
     assert resolve({**base, "model": "cnn"}).oracle == "loop"
+    assert resolve({**base, "model": "cnn", "oracle": "stacked"}).oracle == "stacked"
     assert resolve({**base, "model": "mlp_small", "oracle": "vmap"}).oracle == "vmap"
 
 
 def test_stacked_for_a_model_without_one_is_refused_before_any_compute():
-    with pytest.raises(ConfigError, match=r"^oracle=stacked needs a model with a stacked forward; model=cnn has none"):
-        resolve({"algorithm": "fedavg", "dataset": "digits", "model": "cnn", "oracle": "stacked"})
+    with pytest.raises(ConfigError, match=r"^oracle=stacked needs a model with a stacked forward; "
+                                          r"model=piecewise1d has none"):
+        resolve({"algorithm": "fedavg", "dataset": "digits", "model": "piecewise1d", "oracle": "stacked"})
     with pytest.raises(ValueError, match="stacked_forward"):
-        Oracle(build_model("cnn", (1, 8, 8), 10), "classification", "stacked")
+        Oracle(build_model("piecewise1d", (3,), 0), "objective", "stacked")
+
+
+def test_the_stacked_resnet_runs_one_grouped_conv_and_one_group_norm_per_layer(monkeypatch):
+    """Activations [B, C·channels, H, W]: every convolution is one conv2d with C groups, every GroupNorm one
+    group_norm with C x 2 groups and the clients' affine side by side; the head is one batched matrix product."""
+    import torch.nn.functional as F
+
+    calls = []
+    conv, norm = F.conv2d, F.group_norm
+    monkeypatch.setattr(F, "conv2d", lambda h, w, b, s, p, d, g: calls.append(("conv", h.shape, w.shape, g))
+                        or conv(h, w, b, s, p, d, g))
+    monkeypatch.setattr(F, "group_norm", lambda h, g, w, b, eps: calls.append(("norm", h.shape, g, w.shape))
+                        or norm(h, g, w, b, eps))
+    model, params, x, y = _inputs("resnet18_imagenet", (3, 32, 32), 10, C=3, B=2)
+    loss, grad = Oracle(model, "classification", "stacked")(params, x, y)
+    convs = [c for c in calls if c[0] == "conv"]
+    norms = [c for c in calls if c[0] == "norm"]
+    assert len(convs) == 20 and len(norms) == 20                # 1 stem + 16 block + 3 projection convs, each normed
+    assert convs[0] == ("conv", (2, 9, 32, 32), (192, 3, 7, 7), 3)          # the 7x7 stem, 3 clients x 64 out
+    assert all(g == 3 and h[1] == 3 * w[1] for _, h, w, g in convs)
+    assert norms[0] == ("norm", (2, 192, 16, 16), 6, (192,))
+    assert all(g == 6 and h[1] == w[0] for _, h, g, w in norms)
+    assert loss.shape == (3,) and grad.shape == params.shape
+
+
+def test_the_stacked_cnns_bf16_autocast_runs_the_convolutions_in_bf16(monkeypatch):
+    """autocast=bf16 reaches the stacked CNN path: its convolutions compute in bf16, parameters and gradients stay
+    float32, and the gradients move off the float32 ones by bf16 round-off only."""
+    import torch.nn.functional as F
+
+    dtypes = []
+    conv = F.conv2d
+    monkeypatch.setattr(F, "conv2d", lambda h, w, *a: dtypes.append(conv(h, w, *a).dtype) or conv(h, w, *a))
+    model, params, x, y = _inputs("resnet18", (3, 8, 8), 10, C=2, B=4)
+    model, params, x = model.float(), params.float(), x.float()
+    loss32, grad32 = Oracle(model, "classification", "stacked")(params, x, y)
+    assert set(dtypes) == {torch.float32}
+    dtypes.clear()
+    loss16, grad16 = Oracle(model, "classification", "stacked", autocast="bf16")(params, x, y)
+    assert set(dtypes) == {torch.bfloat16} and len(dtypes) == 20
+    assert grad16.dtype == torch.float32 and not torch.equal(grad16, grad32)
+    torch.testing.assert_close(loss16, loss32, rtol=3e-2, atol=3e-2)
 
 
 def test_a_stacked_run_tracks_the_vmap_run_and_has_its_own_fingerprint():

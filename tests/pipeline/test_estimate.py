@@ -76,10 +76,29 @@ def test_run_cost_arithmetic_and_the_reference_projection():
     assert cost["reference_seconds"] == pytest.approx((10 * 12 * 1e9 + 2 * 360 * 1e6) / E.reference_flops_per_s())
     # FL-Simulator's own round, projected at its own rate, takes its published 15.86 s
     ref = E.REFERENCE
-    from fedlib.models import build_model  # noqa: F401  (the reference rate is computed from this registry)
-
     assert E.reference_flops_per_s() == pytest.approx(
-        (ref["client_steps"] * 166_449_868_800 + ref["eval_images"] * 1_110_845_440) / 15.86, rel=1e-9)
+        (ref["client_steps"] * 10_864_128_000 + ref["eval_images"] * 74_033_152) / 15.86, rel=1e-9)
+
+
+def test_the_reference_rate_is_counted_on_the_model_fl_simulator_times():
+    """torchvision's ResNet-18 on 32x32: 7x7 stride-2 stem convolution and 3x3 stride-2 max-pool, 37.0 MMAC per
+    image forward (the CIFAR-stem resnet18's 555.4 MMAC would make every projection 15x too low)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from fedlib.models import build_model
+
+    ref = E.REFERENCE
+    assert (ref["model"], ref["input_shape"], ref["batch"]) == ("resnet18_imagenet", (3, 32, 32), 50)
+    model = build_model(ref["model"], ref["input_shape"], ref["num_classes"])
+    stem, pool = model.conv1, model.maxpool
+    assert (stem.kernel_size, stem.stride, stem.padding, stem.in_channels, stem.out_channels) == (
+        (7, 7), (2, 2), (3, 3), 3, 64)
+    assert isinstance(pool, torch.nn.MaxPool2d) and (pool.kernel_size, pool.stride, pool.padding) == (3, 2, 1)
+    with FlopCounterMode(display=False) as count, torch.no_grad():
+        out = model.to("meta")(torch.empty(1, *ref["input_shape"], device="meta"))
+    assert out.shape == (1, 10) and count.get_total_flops() // 2 == 37_016_576        # MACs per image forward
+    assert E.reference_flops_per_s() == pytest.approx(622_575_858_764.19, rel=1e-12)   # FLOP/s of the V100 round
 
 
 def test_rounds_are_the_cap_unless_a_run_stops_at_a_target_the_paper_reached():
