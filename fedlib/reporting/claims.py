@@ -42,9 +42,9 @@ from fedlib.reporting.pairwise import (  # noqa: F401  -- re-exported: the compa
     Comparison,
     Side,
     compare_costs,
-    moving_reason,
     compare_values,
     exact,
+    moving_reason,
     paired,
     relabel,
 )

@@ -104,7 +104,8 @@ def _falls(acc, order, settings, measure, conv=None) -> list[C.Comparison]:
     for row in settings["rows"]:
         for m in order:
             for lo, hi in zip(P.SETTINGS[:-1], P.SETTINGS[1:]):
-                a, b = _side(acc, settings, row, lo, m, measure, conv), _side(acc, settings, row, hi, m, measure, conv)
+                a = _side(acc, settings, row, lo, m, measure, conv)
+                b = _side(acc, settings, row, hi, m, measure, conv)
                 a.method, b.method = f"{m} ({lo})", f"{m} ({hi})"
                 out.append(K.higher(a, b, f"{K.data_label(settings, row)}, {m}, {lo} → {hi}, {measure} accuracy (%)"))
     return out
@@ -134,14 +135,16 @@ def claims(acc: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any],
             rule=f"{C.RULE_TEXT}; read as FAFED ≥ every baseline (the spec's reading) at δ = 1 pp, i.e. no baseline "
                  "more accurate than FAFED by δ: confirmed when every comparison excludes a baseline lead of δ "
                  "(non-inferiority), refuted when a baseline leads by at least δ, inconclusive otherwise",
-            notes=[_moving(conv, settings, PRIMARY), *_for_information(_best(acc, order, settings, other, conv), other)],
+            notes=[_moving(conv, settings, PRIMARY),
+                   *_for_information(_best(acc, order, settings, other, conv), other)],
             design=D.design("A.1")))
     out.append(C.judge(
         "A.3", f"Every method's test accuracy falls from low to moderate and from moderate to high heterogeneity "
         f"({where}, the authors' local measure)", P.CLAIMS["acc_falls"][1], _falls(acc, order, settings, PRIMARY, conv),
         quote=P.CLAIMS["acc_falls"][0],
         rule=f"{C.RULE_TEXT}; 'better' = the less heterogeneous setting is more accurate",
-        notes=[_moving(conv, settings, PRIMARY), *_for_information(_falls(acc, order, settings, other, conv), other)],
+        notes=[_moving(conv, settings, PRIMARY),
+               *_for_information(_falls(acc, order, settings, other, conv), other)],
         design=D.design("A.3")))
     return out
 
