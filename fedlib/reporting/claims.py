@@ -81,9 +81,10 @@ class Design:
     seeds_needed: int
     pilot_seeds: tuple[int, ...] = ()
     fixed_at: str = ""
+    seeds: tuple[int, ...] = ()      # the evaluated seeds it registers (never a pilot seed, never run before it)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "pilot_seeds": list(self.pilot_seeds)}
+        return {**asdict(self), "pilot_seeds": list(self.pilot_seeds), "seeds": list(self.seeds)}
 
 
 @dataclass
@@ -411,10 +412,18 @@ def seeds_run(comps: Sequence[Comparison]) -> int | None:
 
 def design_line(design: Design, run: int | None) -> str:
     fixed = f", fixed at {design.fixed_at}" if design.fixed_at else ""
+    if design.seeds:
+        fixed += f" for evaluated seeds {_span(design.seeds)}"
     pilots = f", pilot seeds {', '.join(map(str, design.pilot_seeds))}" if design.pilot_seeds else ""
     margin = "" if design.margin is None else f"δ = {design.margin:g}; "
     return (f"design: {margin}seeds {design.seeds_needed} needed / {run if run is not None else 'n/a'} run"
             f"{pilots}{fixed}; regime: {design.regime}; target: {design.target}; mechanism: {design.mechanism}")
+
+
+def _span(seeds: Sequence[int]) -> str:
+    """'5–9' for a run of consecutive seeds, else '0, 2, 5'."""
+    s = sorted(seeds)
+    return f"{s[0]}–{s[-1]}" if len(s) > 2 and s == list(range(s[0], s[-1] + 1)) else ", ".join(map(str, s))
 
 
 def recompute(claim: Mapping, table) -> tuple[str, list[str]]:

@@ -26,6 +26,8 @@ def describe(alg: str, fields: Mapping[str, Any]) -> str:
     """A setting in words: '1-bit Adam T_w = 2', 'Efficient Adam with one local step per round'."""
     if set(fields) == {"warmup_rounds"}:
         return f"{NAMES[alg]} T_w = {fields['warmup_rounds']}"
+    if fields.get("quantizer") == "stochastic" and set(fields) <= {"quantizer", "quant_bits"}:
+        return f"{NAMES[alg]} with a {fields.get('quant_bits', 4)}-bit stochastic quantiser"
     if set(fields) == {"local_steps"}:
         steps = fields["local_steps"]
         return f"{NAMES[alg]} with {'one local step' if steps == 1 else f'{steps} local steps'} per round"
