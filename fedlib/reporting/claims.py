@@ -377,19 +377,19 @@ CAUSES = {
 
 
 def cause_of(status: str, comps: Sequence[Comparison], aggregate: str = "all") -> str:
-    """Why an inconclusive claim is undecided, from its open comparisons (reading "open"): one of them on a curve
-    still moving → not converged; one whose direction censoring blocks → censored; a peak whose end beats the best
-    interior value → best at the grid's edge; otherwise the intervals are too wide at the margin, resolvable on
+    """Why an inconclusive claim is undecided, from its comparisons: a peak whose end beats the best interior value →
+    best at the grid's edge; else among its open comparisons (reading "open"), one on a curve still moving → not
+    converged; one whose direction censoring blocks → censored; otherwise the intervals are too wide at the margin, resolvable on
     converged runs → underpowered. "" for a decided claim."""
     if status != INCONCLUSIVE or not comps:
         return ""
+    if aggregate == "peak" and any(c.outcome == "worse" for c in comps):
+        return GRID_EDGE                       # an end beats the best interior value: no run inside the grid decides
     open_ = [c for c in comps if reading(c) == "open"] or list(comps)
     if any(c.not_converged for c in open_):
         return NOT_CONVERGED
     if any(_censor_blocked(c) for c in open_):
         return CENSORED
-    if aggregate == "peak" and any(c.outcome == "worse" for c in comps):
-        return GRID_EDGE
     return UNDERPOWERED
 
 
