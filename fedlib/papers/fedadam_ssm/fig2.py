@@ -276,8 +276,9 @@ def claims(pairs: pd.DataFrame, records: Sequence[dict], block: Mapping[str, Any
             paper = P.FIG2_IMPROVEMENT.get(dist, {}).get(row, {}).get(alg)
             a_side = _acc_side(name or NAMES[OURS], label, NAMES[alg], ours)
             b_side = _acc_side(NAMES[alg], label, NAMES[alg], base)
-            a_side.convergence = moving(list(g["curve_ours"]))    # each curve up to the compared uplink
-            b_side.convergence = moving(list(g["curve_base"]))
+            if "curve_ours" in g:                                  # each curve up to the compared uplink
+                a_side.convergence = moving(list(g["curve_ours"]))
+                b_side.convergence = moving(list(g["curve_base"]))
             cmp = C.paired(a_side, b_side, higher_is_better=True,
                            label=f"{label} at {g['budget_mbit'].mean():.3g} Mbit", fmt="{:.1f}")
             if paper is not None:
