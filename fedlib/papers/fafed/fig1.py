@@ -52,7 +52,8 @@ def configs(settings: Mapping[str, Any]) -> list[dict]:
 def is_reading(record: dict) -> bool:
     """A FAFED run at the printed reading (not the page's own)."""
     cfg = record["config"]
-    return cfg["algorithm"] == "fafed" and all(cfg.get(k) == v for k, v in READING.items())
+    hp = {**cfg, **(cfg.get("hparams") or {})}           # a record keeps an algorithm's settings under hparams
+    return cfg["algorithm"] == "fafed" and all(hp.get(k) == v for k, v in READING.items())
 
 
 def summary(records: Sequence[dict]) -> pd.DataFrame:
