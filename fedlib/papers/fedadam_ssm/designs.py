@@ -19,8 +19,13 @@ FIXED_AT = ""
 PILOT_SEEDS = (100, 101, 102)
 SEEDS = (5, 6, 7, 8, 9)          # the evaluated seeds these designs register (params.yaml, fedadam_ssm_table1)
 
-#: claim id -> seeds needed (the pilot's `design_rows`; 10_001+: the search went past 10,000)
-DESIGNS: dict[str, int] = {}
+#: claim id -> seeds needed (the pilot's `design_rows`, printed by `python -m fedlib.papers.fedadam_ssm.pilot`)
+DESIGNS: dict[str, int] = {
+    "T1.1": 17914, "T1.2": 2081, "T1.3": 4196, "T1.4": 5554, "T1.5": 2687, "T1.8": 5784, "T1.9": 131,
+    "A9.1": 14088, "A9.2": 12170, "A9.3": 31527, "A9.4": 10364, "A9.5": 3674, "A9.6": 14606,
+    "F2.1": 3502, "F2.2": 4644, "F2.3": 4690, "F2.4": 3393, "F2.5": 9653, "F2.6": 3958, "F2.7": 12415,
+    "F2.8": 14088, "F2.9": 4372,
+}
 
 
 MECHANISM = {

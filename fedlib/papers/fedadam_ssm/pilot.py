@@ -48,16 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     from fedlib.papers.fedadam_ssm import fig2, indexbits, table1
     from fedlib.papers.fedadam_ssm.budget import model_size
     from fedlib.papers.fedadam_ssm.common import run_label
-    from fedlib.reporting import profiles
+    from fedlib.reporting import grid, profiles
 
     argv = sys.argv[1:] if argv is None else argv
     cache = argv[0] if argv else "runs/fedadam_ssm/pilot"
     block = profiles.load_settings("fedadam_ssm_table1", "embedded", {"seeds": list(PILOT_SEEDS)}, "params.yaml",
                                    schema=table1.PARAMS)
-    cfgs = table1.configs(block)
-    records = run_many(cfgs, cache, workers=1, verbose=False)
+    cells = table1.cells(block)
+    records = grid.labelled(run_many(grid.configs_of(cells), cache, workers=2, verbose=False), cells)
     t1 = table1.build(records, block)
-    f2 = fig2.build(records, {"runs_of": "table1", "profile": "embedded"})
+    f2 = fig2.build_block(records, block)           # Figure 2 on the pilot's own block (seeds 100-102)
     rows = design_rows(t1["claims"] + f2["claims"])
     print(pd.DataFrame(rows).to_string(index=False))
     print("\n" + indexbits.markdown(block, run_label, model_size))
