@@ -169,12 +169,13 @@ def test_design_lines_mark_an_inconclusive_claim_with_too_few_seeds_underpowered
     sure = C.judge("T1.4", "t", "s", [_cmp("FedAdam-SSM", BETTER[0], "SSM_V", BETTER[1])])
     other = C.judge("X9", "t", "s", [_cmp("FedAdam-SSM", BETTER[0], "SSM_V", BETTER[1])])
     designs.annotate([tie, sure, other], 5)
-    assert tie.status == C.INCONCLUSIVE and tie.evidence[-1] == (
-        "design (fixed at 4780f42 on pilot seeds 100–102): margin Comm. × 0.37; seeds needed 11 (median) / 70 "
-        "(largest) over the comparisons, 5 run; inconclusive (underpowered)")
-    assert sure.evidence[-1].endswith("9 (largest) over the comparisons, 5 run")      # confirmed: decided
+    assert tie.status == C.INCONCLUSIVE and tie.cause == C.UNDERPOWERED and tie.underpowered
+    assert tie.evidence[-1].startswith(f"design: seeds {designs.DESIGNS['T1.3']} needed / 5 run, pilot seeds 100, "
+                                       "101, 102, fixed at 30519c8 for evaluated seeds 5–9; regime: ")
+    assert tie.evidence[-1].endswith("; inconclusive (underpowered)")
+    assert tie.label() == f"❔ inconclusive (underpowered: {designs.DESIGNS['T1.3']} needed, 5 run)"
+    assert sure.status == C.CONFIRMED and not sure.underpowered and not sure.evidence[-1].endswith("(underpowered)")
     assert not any(e.startswith("design") for e in other.evidence)
-    assert not designs.underpowered(tie, 70)
 
 
 def test_designs_fill_the_rules_fields():
@@ -182,5 +183,6 @@ def test_designs_fill_the_rules_fields():
 
     tie = C.judge("F2.1", "t", "s", [_cmp("FedAdam-SSM", [1, 2, 3, 4, 5], "FedAdam-Top", [2, 1, 4, 3, 5])])
     designs.annotate([tie], 5)
-    assert tie.design["seeds_needed"] == 322 and tie.design["fixed_at"] == "4780f42" and tie.seeds_run == 5
+    assert tie.design["seeds_needed"] == designs.DESIGNS["F2.1"] and tie.design["fixed_at"] == "30519c8"
+    assert tie.design["seeds"] == [5, 6, 7, 8, 9] and tie.seeds_run == 5
     assert tie.underpowered and tie.design["pilot_seeds"] == [100, 101, 102]
