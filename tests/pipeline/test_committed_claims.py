@@ -22,6 +22,8 @@ SAME_BY_DEFINITION: dict[tuple[str, str], str] = {
     ("FAFED", "FAFED (high)"): "one method's runs under two labels (the high-heterogeneity row read twice)",
     ("Efficient Adam", "Efficient Adam (as in Table I)"): "the ablation's reference row is Table I's own runs",
     ("FedAMS", "FedAdam"): "early fluctuation is 0 on every seed for both (no upward loss move): a count, not a run",
+    ("1-bit Adam", "end of 1-bit Adam's warm-up (T_w)"): "T1.9 compares 1-bit Adam's rounds to the target with its "
+    "warm-up length, a constant: equal on every seed where it reaches the target as the warm-up ends (T_w = 2)",
     ("FedMIM 0.6 0.3 0.1 0.9", "FedMIM 0.6 0.3 0.5 0.5"): "same correct-sample count of 360 at round 100 on every "
     "seed; their curves differ by up to 1.67 points (the page says so)",
 }
@@ -88,7 +90,8 @@ def test_statistical_verdicts_rest_on_at_least_five_seeds(path):
     if table is None or meta.get("scale") != "embedded":
         return
     exact = {(c[s]["method"], c[s]["setting"], c[s]["metric"]) for cl in meta["claims_detail"]
-             for c in cl.get("comparisons", []) if c.get("exact") for s in ("a", "b")}
+             for c in [*cl.get("comparisons", []), *(x for p in cl.get("ranges") or [] for x in p["comparisons"] or [])]
+             if c.get("exact") for s in ("a", "b") if c[s]}
     for key, g in table.groupby(["method", "setting", "metric"]):
         if key not in exact:
             assert g["seed"].nunique() >= 5, f"{path.name}: {key} has {g['seed'].nunique()} seeds"
@@ -105,6 +108,9 @@ def test_no_two_methods_have_identical_per_seed_numbers(path):
         for a, b in combinations(sorted(per_method), 2):
             if (a, b) in SAME_BY_DEFINITION or a.split(" (")[0] == b.split(" (")[0] or len(per_method[a]) < 2:
                 continue                                     # explained above, or one method under two labels
+            if (a, b) == ("1-bit Adam", "FedAdam") and "[1-bit Adam T_w = " in setting:
+                continue                                     # a longer dense warm-up is FedAdam until it ends: runs
+                #                                              that reach the target within it are FedAdam's
             if all(c for _, _, c in per_method[a]) and all(c for _, _, c in per_method[b]):
                 continue                                     # both missed the target on every seed: no record to tell
             same = per_method[a] == per_method[b]
