@@ -379,8 +379,8 @@ CAUSES = {
 def cause_of(status: str, comps: Sequence[Comparison], aggregate: str = "all") -> str:
     """Why an inconclusive claim is undecided, from its comparisons: a peak whose end beats the best interior value →
     best at the grid's edge; else among its open comparisons (reading "open"), one on a curve still moving → not
-    converged; one whose direction censoring blocks → censored; otherwise the intervals are too wide at the margin, resolvable on
-    converged runs → underpowered. "" for a decided claim."""
+    converged; one whose direction censoring blocks → censored; otherwise the intervals are too wide at the margin,
+    resolvable on converged runs → underpowered. "" for a decided claim."""
     if status != INCONCLUSIVE or not comps:
         return ""
     if aggregate == "peak" and any(c.outcome == "worse" for c in comps):

@@ -7,7 +7,6 @@ Table 1's CIFAR-100 runs (the same configurations), read from its run cache when
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any

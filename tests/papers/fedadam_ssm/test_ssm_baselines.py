@@ -3,7 +3,6 @@ the refuted claims' shared observations (observations.py), the index share of th
 subsets and ablation variants of the comparison block (common.py)."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from fedlib.papers.fedadam_ssm import baselines, indexbits, observations
