@@ -428,8 +428,13 @@ def _span(seeds: Sequence[int]) -> str:
 
 def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
     """The verdict and per-comparison outcomes of a committed claim (its JSON `claims_detail` entry), recomputed from
-    the artefact's per-seed table alone (a DataFrame with method, setting, metric, seed, value, censored, cap)."""
+    the artefact's per-seed table alone (a DataFrame with method, setting, metric, seed, value, censored, cap), every
+    point of its declared plausible range included (`over_range`)."""
     status, comps = rejudge(claim, table)
+    points = [p for p in claim.get("ranges") or [] if p.get("comparisons")]
+    if points:          # judged over a declared plausible range: a verdict that changes within it depends on it
+        statuses = {status, *(rejudge({**claim, "comparisons": p["comparisons"]}, table)[0] for p in points)}
+        status = status if len(statuses) == 1 else INCONCLUSIVE
     if claim["status"] == NOT_TESTABLE:
         status = NOT_TESTABLE
     return status, [c.outcome for c in comps]

@@ -118,6 +118,7 @@ def test_a_verdict_that_flips_inside_a_plausible_range_depends_on_it_and_keeps_e
     assert set(table["setting"]) == {"s", "s [Q T_w = 2]"} and len(table) == 20
     rebuilt = C.rejudge({"comparisons": dep.ranges[1]["comparisons"], "aggregate": "all", "status": ""}, table)[0]
     assert rebuilt == C.REFUTED
+    assert C.recompute(dep.to_dict(), table)[0] == C.INCONCLUSIVE          # the range recomputes from the table
     own2 = C.judge("F2.6", "SSM beats Q", "s", [C.compare_values(seeds(HIGH), seeds(MID), ("SSM", "Q"), setting="s",
                                                  metric=ACC)])
     [kept] = C.over_range([own2], [("Q T_w = 2", {"F2.6": same})], "an unspecified setting", "Q T_w = 1")
