@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from fedlib.reporting.pairwise import (  # noqa: F401  -- re-exported: the compa
     compare_costs,
     compare_values,
     exact,
+    moving_reason,
     paired,
     relabel,
 )
@@ -80,9 +81,10 @@ class Design:
     seeds_needed: int
     pilot_seeds: tuple[int, ...] = ()
     fixed_at: str = ""
+    seeds: tuple[int, ...] = ()      # the evaluated seeds it registers (never a pilot seed, never run before it)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "pilot_seeds": list(self.pilot_seeds)}
+        return {**asdict(self), "pilot_seeds": list(self.pilot_seeds), "seeds": list(self.seeds)}
 
 
 @dataclass
@@ -100,22 +102,28 @@ class Claim:
     reason: str = ""                # why not testable, when status == NOT_TESTABLE
     design: dict | None = None      # Design.to_dict(), when the claim has one
     seeds_run: int | None = None    # informative seed pairs of the thinnest statistical comparison
-    underpowered: bool = False      # inconclusive with fewer seeds run than the design needs
+    underpowered: bool = False      # inconclusive for want of seeds alone (cause "underpowered")
+    cause: str = ""                 # why an inconclusive claim is undecided (`cause_of`; CAUSES), "" otherwise
+    ranges: list[dict] = field(default_factory=list)   # the claim judged at each other plausible setting (`over_range`)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     def label(self) -> str:
         """The verdict as printed: with "underpowered" and "n needed / n run" when the claim has a design."""
-        return verdict_label(self.status, self.underpowered, self.design, self.seeds_run)
+        return verdict_label(self.status, self.underpowered, self.design, self.seeds_run, self.cause)
 
 
 def verdict_label(status: str, underpowered: bool = False, design: Mapping | None = None,
-                  seeds_run: int | None = None) -> str:
+                  seeds_run: int | None = None, cause: str = "") -> str:
+    """The verdict as printed. An inconclusive claim names its cause (`cause_of`); "n needed" is printed once, and
+    only where it means what it says: for a claim undecided for want of seeds (underpowered), or a decided one."""
     icon = ICON.get(status, status)
     needed = design.get("seeds_needed") if design else None
     if underpowered:
         return f"{icon} (underpowered: {needed} needed, {seeds_run} run)"
+    if status == INCONCLUSIVE and cause and cause != UNDERPOWERED:
+        return f"{icon} ({cause})"
     if needed is not None and seeds_run is not None:
         return f"{icon} ({needed} needed / {seeds_run} run)"
     return icon
@@ -244,6 +252,54 @@ AGGREGATES: dict[str, Callable[[Sequence[Comparison]], str]] = {
     "match": _verdict_match, "peak": _verdict_peak, "no_gain": _verdict_no_gain}
 
 
+# ---------------------------------------------------------------------------------------------- plausible ranges
+def over_range(default: Sequence[Claim], alternatives: Sequence[tuple[str, Mapping[str, Claim]]], what: str,
+               own: str) -> list[Claim]:
+    """Each claim of `default` (judged at the comparison's own setting, in words `own`) against the same claim judged
+    at every other plausible setting of something the paper leaves open (`alternatives`: (setting in words,
+    {claim id: claim}), only the claims that setting changes). A verdict the whole range gives stands, with the
+    range in its evidence; one that changes within it is "inconclusive (depends on `what`)". Either way every
+    setting's comparisons are kept (`Claim.ranges`, their Sides' settings suffixed " [setting]") so that the
+    per-seed table holds their rows and every verdict of the range recomputes from committed files."""
+    out = []
+    for claim in default:
+        alts = [(label, by[claim.id]) for label, by in alternatives if claim.id in by]
+        if not alts:
+            out.append(claim)
+            continue
+        claim.ranges = [{"setting": own, "status": claim.status, "comparisons": None}]
+        claim._range_objects = []
+        for label, alt in alts:
+            comps = [_suffixed(c, label) for c in getattr(alt, "_comparison_objects", [])]
+            claim.ranges.append({"setting": label, "status": alt.status,
+                                 "comparisons": [{**c.to_dict(), "reading": reading(c)} for c in comps]})
+            claim._range_objects += comps
+        line = "verdict per setting: " + "; ".join(f"{r['setting']}: {r['status']}" for r in claim.ranges)
+        if len({r["status"] for r in claim.ranges}) == 1:
+            claim.evidence.append(f"{what}: {line} — the same verdict over the whole range")
+            out.append(claim)
+            continue
+        label = f"{DEPENDS} {what}"
+        dep = replace(claim, status=INCONCLUSIVE, evidence=[f"inconclusive ({label}): {line}", *claim.evidence],
+                      reason=f"{label}: {line}", cause=label, underpowered=False)
+        dep._comparison_objects = getattr(claim, "_comparison_objects", [])
+        dep._range_objects = claim._range_objects
+        out.append(dep)
+    return out
+
+
+def _suffixed(c: Comparison, label: str) -> Comparison:
+    """A copy of the comparison whose Sides name the setting they ran at (their rows stay apart in the seed table)."""
+    import copy
+
+    out = copy.copy(c)
+    for key in ("a", "b"):
+        side = getattr(c, key)
+        if side is not None:
+            setattr(out, key, replace(side, setting=f"{side.setting} [{label}]"))
+    return out
+
+
 #: marks a tie whose interval excludes a gain of δ for the first side (it refutes a "better" claim)
 EXCLUDES = " (excludes a gain of δ)"
 
@@ -270,32 +326,82 @@ def judge(cid: str, text: str, source: str, comparisons: Iterable[Comparison], *
         raise ValueError(f"claim {cid}: kind={kind!r}; allowed: {', '.join(KINDS)}")
     comps = list(comparisons)
     for c in comps:
-        why = _unconverged(c, not_converged or {})
-        if why:
-            c.not_converged = why
+        if not_converged is not None:
+            _flag_sides(c, not_converged)
+        if c.a is not None and c.b is not None and not c.exact and not c.not_converged:
+            c.not_converged = moving_reason(c.a, c.b)
+        check_resolution(cid, c)
     comps = adjust(comps)
     status = AGGREGATES[aggregate](comps)
     run = seeds_run(comps)
-    under = bool(design and status == INCONCLUSIVE and run is not None and run < design.seeds_needed)
+    why = cause_of(status, comps, aggregate)
+    under = bool(design and why == UNDERPOWERED and run is not None and run < design.seeds_needed)
     evidence = [evidence_line(c) for c in comps] or ["no comparisons available"]
     if design is not None:
         evidence.append(design_line(design, run))
     claim = Claim(cid, text, source, status, [*evidence, *notes], rule or RULE_TEXT, kind, quote, aggregate,
                   [{**c.to_dict(), "reading": reading(c)} for c in comps], "", design.to_dict() if design else None,
-                  run, under)
+                  run, under, why)
     claim._comparison_objects = comps          # not serialised: their per-seed values go to the seed table
     return claim
 
 
-def _unconverged(c: Comparison, flags: Mapping) -> str:
-    reasons = []
+def _flag_sides(c: Comparison, flags: Mapping) -> None:
+    """The artefact's convergence check of its cells written onto the comparison's Sides: a cell it lists as moving
+    gets its reason, any other it checked is flat (a Side's own status, set where it was built, is kept)."""
     for side in (c.a, c.b):
-        if side is None:
+        if side is None or side.convergence or side.cap is not None:
             continue
-        why = flags.get(side.key()) or flags.get(side.key()[:2])
-        if why:
-            reasons.append(f"{side.method} {why}")
-    return "not converged: " + ", ".join(reasons) if reasons else ""
+        side.convergence = flags.get(side.key()) or flags.get(side.key()[:2]) or "flat"
+
+
+def check_resolution(cid: str, c: Comparison) -> None:
+    """A δ finer than the comparison's resolution is refused in one line naming the claim: no interval resolves it."""
+    if c.exact or c.margin is None or c.resolution is None or c.margin >= c.resolution:
+        return
+    metric = c.a.metric if c.a is not None else "?"
+    raise ValueError(f"claim {cid}: δ = {c.margin:g} for {metric!r} is finer than its resolution "
+                     f"{c.resolution:g}; declare a margin of at least the resolution")
+
+
+#: the causes of an undecided claim (`cause_of`), each with what would decide it
+NOT_CONVERGED, CENSORED, GRID_EDGE, DEPENDS, UNDERPOWERED = (
+    "not converged", "censored", "best at the grid's edge", "depends on", "underpowered")
+CAUSES = {
+    NOT_CONVERGED: "runs extended until the curves it reads flatten (or a round budget the paper names)",
+    CENSORED: "a cap under which every run reaches the target (a censored run bounds the cost in one direction only)",
+    GRID_EDGE: "a grid extended past its best end (the grid stops before the turn it asks about)",
+    DEPENDS: "the paper's value of the setting or reading it depends on",
+    UNDERPOWERED: "more seeds at the δ the verdict uses (a design's power calculation says how many)",
+}
+
+
+def cause_of(status: str, comps: Sequence[Comparison], aggregate: str = "all") -> str:
+    """Why an inconclusive claim is undecided, from its comparisons: a peak whose end beats the best interior value →
+    best at the grid's edge; else among its open comparisons (reading "open"), one on a curve still moving → not
+    converged; one whose direction censoring blocks → censored; otherwise the intervals are too wide at the margin,
+    resolvable on converged runs → underpowered. "" for a decided claim."""
+    if status != INCONCLUSIVE or not comps:
+        return ""
+    if aggregate == "peak" and any(c.outcome == "worse" for c in comps):
+        return GRID_EDGE                       # an end beats the best interior value: no run inside the grid decides
+    open_ = [c for c in comps if reading(c) == "open"] or list(comps)
+    if any(c.not_converged for c in open_):
+        return NOT_CONVERGED
+    if any(_censor_blocked(c) for c in open_):
+        return CENSORED
+    return UNDERPOWERED
+
+
+def _censor_blocked(c: Comparison) -> bool:
+    o = None if c.exact else c.oriented()
+    return bool(o is not None and o.n >= 2 and (not o.can_lo or not o.can_hi) and c.outcome in ("unknown", "tie"))
+
+
+def what_it_would_take(cause: str) -> str:
+    """What would decide a claim undecided for `cause` (`CAUSES`; a "depends on …" cause names the setting)."""
+    key = DEPENDS if cause.startswith(DEPENDS) else cause
+    return CAUSES.get(key, "")
 
 
 def seeds_run(comps: Sequence[Comparison]) -> int | None:
@@ -306,16 +412,29 @@ def seeds_run(comps: Sequence[Comparison]) -> int | None:
 
 def design_line(design: Design, run: int | None) -> str:
     fixed = f", fixed at {design.fixed_at}" if design.fixed_at else ""
+    if design.seeds:
+        fixed += f" for evaluated seeds {_span(design.seeds)}"
     pilots = f", pilot seeds {', '.join(map(str, design.pilot_seeds))}" if design.pilot_seeds else ""
     margin = "" if design.margin is None else f"δ = {design.margin:g}; "
     return (f"design: {margin}seeds {design.seeds_needed} needed / {run if run is not None else 'n/a'} run"
             f"{pilots}{fixed}; regime: {design.regime}; target: {design.target}; mechanism: {design.mechanism}")
 
 
+def _span(seeds: Sequence[int]) -> str:
+    """'5–9' for a run of consecutive seeds, else '0, 2, 5'."""
+    s = sorted(seeds)
+    return f"{s[0]}–{s[-1]}" if len(s) > 2 and s == list(range(s[0], s[-1] + 1)) else ", ".join(map(str, s))
+
+
 def recompute(claim: Mapping, table) -> tuple[str, list[str]]:
     """The verdict and per-comparison outcomes of a committed claim (its JSON `claims_detail` entry), recomputed from
-    the artefact's per-seed table alone (a DataFrame with method, setting, metric, seed, value, censored, cap)."""
+    the artefact's per-seed table alone (a DataFrame with method, setting, metric, seed, value, censored, cap), every
+    point of its declared plausible range included (`over_range`)."""
     status, comps = rejudge(claim, table)
+    points = [p for p in claim.get("ranges") or [] if p.get("comparisons")]
+    if points:          # judged over a declared plausible range: a verdict that changes within it depends on it
+        statuses = {status, *(rejudge({**claim, "comparisons": p["comparisons"]}, table)[0] for p in points)}
+        status = status if len(statuses) == 1 else INCONCLUSIVE
     if claim["status"] == NOT_TESTABLE:
         status = NOT_TESTABLE
     return status, [c.outcome for c in comps]
@@ -345,7 +464,7 @@ def rebuild(claim: Mapping, table) -> list[Comparison]:
         else:
             margin = spec.get("margin")
             comps.append(paired(*sides, higher_is_better=spec["higher_is_better"], margin=margin,
-                                not_converged=spec.get("not_converged") or ""))
+                                not_converged=spec.get("not_converged") or "", resolution=spec.get("resolution")))
     return comps
 
 
@@ -355,7 +474,7 @@ def seed_table(claims: Sequence[Claim]):
 
     rows, seen = [], {}
     for c in claims:
-        for cmp in getattr(c, "_comparison_objects", []):
+        for cmp in [*getattr(c, "_comparison_objects", []), *getattr(c, "_range_objects", [])]:
             for side in (cmp.a, cmp.b):
                 if side is None:
                     continue
@@ -429,8 +548,9 @@ def not_testable(claim: Claim, reason: str) -> Claim:
     """The claim with verdict "not testable at this scale": `reason` first, the computed evidence kept below it."""
     evidence = [f"not testable at this scale: {reason}"] + [f"(for information) {e}" for e in claim.evidence]
     out = Claim(claim.id, claim.text, claim.source, NOT_TESTABLE, evidence, claim.rule, claim.kind, claim.quote,
-                claim.aggregate, claim.comparisons, reason, claim.design, claim.seeds_run, False)
+                claim.aggregate, claim.comparisons, reason, claim.design, claim.seeds_run, False, "", claim.ranges)
     out._comparison_objects = getattr(claim, "_comparison_objects", [])
+    out._range_objects = getattr(claim, "_range_objects", [])
     return out
 
 

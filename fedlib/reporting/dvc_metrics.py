@@ -2,12 +2,14 @@
 
 `dvc metrics show` and `dvc exp show` print one column per distinct key over every stage's metrics file. The
 artefact's own `<artefact>.json` holds every number it reports (hundreds for a table, with keys of its own), so the
-stage declares this small file as its metrics instead, derived from that json, with the same 8 keys for every stage:
+stage declares this small file as its metrics instead, derived from that json, with the same 10 keys for every stage:
 
-    claims, confirmed, refuted, inconclusive, not_testable   the paper claims' verdict counts (claims_summary)
+    claims, confirmed, refuted, equivalent, inconclusive,    the paper claims' verdict counts (claims_summary), one
+    underpowered, not_testable                               per verdict class: they add up to `claims`
     checks, checks_confirmed                                 the reproduction's own checks
-    seeds                                                    the paired seeds the verdicts rest on (the most of any
-                                                             comparison; absent when no claim compares runs)
+    seeds                                                    the paired seeds the verdicts rest on (the fewest of any
+                                                             comparison: the thinnest evidence; absent when no claim
+                                                             compares runs)
 
 so `dvc exp run -S '<section>.embedded.seeds=[...]'` then `dvc exp show` puts the changed parameter beside the changed
 verdict counts. `report.write_artefact` writes it beside the json (in the same all-or-nothing write);
@@ -23,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 SUFFIX = "_metrics.json"
-COUNTS = (("claims", "n_claims"), ("confirmed", "confirmed"), ("refuted", "refuted"),
-          ("inconclusive", "inconclusive"), ("not_testable", "not_testable"), ("checks", "checks"),
-          ("checks_confirmed", "checks_confirmed"))
+COUNTS = (("claims", "n_claims"), ("confirmed", "confirmed"), ("refuted", "refuted"), ("equivalent", "equivalent"),
+          ("inconclusive", "inconclusive"), ("underpowered", "underpowered"), ("not_testable", "not_testable"),
+          ("checks", "checks"), ("checks_confirmed", "checks_confirmed"))
+#: the verdict classes of `claims_summary`: every paper claim counts in exactly one
+CLASSES = ("confirmed", "refuted", "equivalent", "inconclusive", "underpowered", "not_testable")
 
 
 def name_of(artefact: str) -> str:
@@ -39,7 +43,7 @@ def metrics(meta: Mapping[str, Any]) -> dict:
     ns = [c["n"] for claim in meta.get("claims_detail") or [] for c in claim.get("comparisons") or []
           if isinstance(c.get("n"), int)]
     if ns:
-        out["seeds"] = max(ns)
+        out["seeds"] = min(ns)
     return out
 
 

@@ -99,6 +99,16 @@ def margin_for(metric: str, *, a_mean: float | None = None, b_mean: float | None
     return delta
 
 
+#: the resolution of a quantity that its name alone fixes: a count of rounds moves by whole rounds. Other
+#: resolutions depend on the data (one test image, one round's bits of the cheaper method): the caller passes them
+RESOLUTION = {"rounds": 1.0}
+
+
+def resolution_for(metric: str) -> float | None:
+    """The finest difference a metric resolves when its name fixes it (one round for a round count), else None."""
+    return RESOLUTION.get(kind_of(metric))
+
+
 def reason_for(metric: str) -> str:
     kind = kind_of(metric)
     return SESOI[kind].reason if kind else ""

@@ -27,9 +27,21 @@ class Side:
     metric: str
     values: dict[int, float | None]           # seed -> value; None = target missed (censored at `cap`)
     cap: float | None = None
+    convergence: str = ""                     # its curve at the read round: "flat" | "still rising (…)" | … ("":
+                                              # not checked; `flag` names what the rule applies instead)
 
     def key(self) -> tuple[str, str, str]:
         return (self.method, self.setting, self.metric)
+
+    def flag(self) -> str:
+        """What the rule knows of this cell's convergence: its `convergence` status when checked; for a cost to a
+        target, the censoring that bounds it (a cost is read at the target, not at a last round); "" otherwise."""
+        if self.convergence:
+            return self.convergence
+        return f"cost to a target (censored at {self.cap:g})" if self.cap is not None else ""
+
+    def moving(self) -> bool:
+        return self.convergence.startswith(("still", "not converged"))
 
     def mean(self) -> float:
         """Mean over seeds, a missed target counted at its cap (nan without values)."""
@@ -53,6 +65,7 @@ class Comparison:
     lo: float = math.nan            # the printed interval of a − b at `alpha` (the one the outcome rests on)
     hi: float = math.nan
     not_converged: str = ""         # why the runs cannot decide a final-value claim (outcome "unknown"), or ""
+    resolution: float | None = None  # the finest difference the measurement resolves (one round, one test image, …)
     label: str = ""
     fmt: str = "{:.3g}"
 
@@ -90,25 +103,39 @@ class Comparison:
                 "level": None if self.exact else 1 - self.alpha,
                 "p": num(d.p) if d else None,
                 "p_adjusted": None if math.isnan(self.p_adjusted) else self.p_adjusted,
-                "margin": self.margin, "not_converged": self.not_converged}
+                "margin": self.margin, "resolution": self.resolution, "not_converged": self.not_converged,
+                "convergence": {k: (v.flag() if v is not None else "") for k, v in (("a", self.a), ("b", self.b))}}
 
 
 # ---------------------------------------------------------------------------------------------- comparisons
 def paired(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str = "{:.3g}",
-           margin: float | None = None, not_converged: str = "") -> Comparison:
+           margin: float | None = None, not_converged: str = "", resolution: float | None = None) -> Comparison:
     """Compare two methods' per-seed numbers paired by seed (`fedlib.reporting.stats`) at the 95 % level for now:
     the claim's aggregation (`judge`) adjusts all its comparisons together (Holm) and decides the outcome again.
     `margin` is the smallest effect of interest in the metric's units; None = the default of the Sides' metric
-    (`effects.margin_for`; ValueError naming an unknown metric). `not_converged` (a reason) makes the outcome
-    unknown: runs still moving cannot decide a claim about final values."""
+    (`effects.margin_for`; ValueError naming an unknown metric). `resolution`: the finest difference the
+    measurement resolves (None = the metric's own, `effects.resolution_for`: one round for a round count); `judge`
+    refuses a margin below it, naming the claim. A Side whose curve is still moving (`Side.convergence`), or
+    `not_converged` (a reason), makes the outcome unknown: runs still moving cannot decide a claim about final
+    values. The rule applies this to every comparison; no caller can switch it off."""
     d = stats.paired_difference(a.values, b.values, a.cap, b.cap)
     if margin is None:
         margin = effects.margin_for(a.metric, a_mean=a.mean(), b_mean=b.mean())
     margin = effects.check_margin(margin, a.metric)
+    if resolution is None:
+        resolution = effects.resolution_for(a.metric)
+    if not not_converged:
+        not_converged = moving_reason(a, b)
     cmp = Comparison("unknown", "", a, b, higher_is_better, False, d, margin=margin, not_converged=not_converged,
-                     label=label, fmt=fmt)
+                     resolution=resolution, label=label, fmt=fmt)
     cmp._described = ""
     return cmp.decide(stats.ALPHA)
+
+
+def moving_reason(a: Side, b: Side) -> str:
+    """"not converged: A still rising (…)" for the Sides whose curve is still moving at the read round, or ""."""
+    why = [f"{s.method} {s.convergence}" for s in (a, b) if s.moving()]
+    return "not converged: " + ", ".join(why) if why else ""
 
 
 def exact(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str = "{:.6g}",
@@ -129,25 +156,25 @@ def exact(a: Side, b: Side, *, higher_is_better: bool, label: str = "", fmt: str
 def compare_values(a: Mapping[int, float], b: Mapping[int, float], names: tuple[str, str] = ("A", "B"),
                    fmt: str = "{:.3f}", *, higher_is_better: bool = True, setting: str = "",
                    metric: str = "value", label: str = "", margin: float | None = None,
-                   not_converged: str = "") -> Comparison:
+                   not_converged: str = "", resolution: float | None = None) -> Comparison:
     """Per-seed values (`{seed: value}`), paired by seed; higher is better unless `higher_is_better=False`.
     Plain lists are refused (TypeError): values without their seeds cannot be paired. `margin` as in `paired`."""
     return paired(Side(names[0], setting, metric, stats.per_seed(a)), Side(names[1], setting, metric,
                                                                          stats.per_seed(b)),
                   higher_is_better=higher_is_better, label=label, fmt=fmt, margin=margin,
-                  not_converged=not_converged)
+                  not_converged=not_converged, resolution=resolution)
 
 
 def compare_costs(a: Mapping[int, float | None], b: Mapping[int, float | None], cap_a: float,
                   cap_b: float | None = None, names: tuple[str, str] = ("A", "B"), *, setting: str = "",
                   metric: str = "rounds to target", label: str = "", fmt: str = "{:.1f}",
-                  margin: float | None = None) -> Comparison:
+                  margin: float | None = None, resolution: float | None = None) -> Comparison:
     """Per-seed costs (`{seed: cost}`, None = target missed within the cap), lower is better, paired by seed.
     Plain lists are refused, as in `compare_values`. `margin` as in `paired` (default: one round)."""
     cap_b = cap_a if cap_b is None else cap_b
     return paired(Side(names[0], setting, metric, stats.per_seed(a), cap_a),
                   Side(names[1], setting, metric, stats.per_seed(b), cap_b),
-                  higher_is_better=False, label=label, fmt=fmt, margin=margin)
+                  higher_is_better=False, label=label, fmt=fmt, margin=margin, resolution=resolution)
 
 
 def relabel(cmp: Comparison, label: str) -> Comparison:

@@ -34,6 +34,8 @@ def _set(values) -> str:
 def runs_cell(block: Mapping[str, Any]) -> str:
     """'cifar10 → digits + mlp; cifar100 → synthetic + mlp', or the run's own dataset, or '—' (no runs)."""
     datasets = block.get("datasets") or {}
+    if "rows" in block and not block["rows"]:
+        return "none (every paper row is not run)"          # a block that lists its rows and runs none
     rows = block.get("rows") or list(datasets)
     if rows:
         return "; ".join(f"{r} → {datasets[r]['dataset']} + {datasets[r].get('model', 'auto')}" for r in rows)
@@ -79,7 +81,7 @@ def row(art: A.Artefact, block: Mapping[str, Any]) -> str:
     title = art.module.TITLE.replace("{S}", str(run.get("clients_per_round", "S")))
     label, _, what = title.partition(" — ")
     page = f"[{label}]({art.reports_dir.as_posix()}/{art.name}.md)" + (f": {what}" if what else "")
-    seeds = len(block.get("seeds") or []) or "—"
+    seeds = "—" if "rows" in block and not block["rows"] else len(block.get("seeds") or []) or "—"
     not_run = ", ".join(block.get("not_run") or {}) or "—"
     cells = [page, f"`{art.stage}`", runs_cell(block), clients_cell(block), work_cell(block), str(seeds), not_run]
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"

@@ -86,16 +86,21 @@ def write_json(path: Path, obj: Any) -> Path:
     return write_text(path, json.dumps(_clean(obj), indent=2, sort_keys=False))
 
 
-def _clean(obj):
-    """NaN/inf -> None so the JSON is standard (DVC metrics, browsers)."""
+#: keys whose numbers are stored unrounded: a p-value of 3e-9 rounded to 6 decimals would read 0
+UNROUNDED = frozenset({"p", "p_adjusted"})
+
+
+def _clean(obj, exact: bool = False):
+    """NaN/inf -> None so the JSON is standard (DVC metrics, browsers); floats rounded to 6 decimals, except the
+    values of `UNROUNDED` keys (`exact`)."""
     if isinstance(obj, float):
-        return None if math.isnan(obj) or math.isinf(obj) else round(obj, 6)
+        return None if math.isnan(obj) or math.isinf(obj) else (obj if exact else round(obj, 6))
     if isinstance(obj, Mapping):
-        return {str(k): _clean(v) for k, v in obj.items()}
+        return {str(k): _clean(v, str(k) in UNROUNDED) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_clean(v) for v in obj]
     if hasattr(obj, "item") and callable(obj.item):   # numpy scalars
-        return _clean(obj.item())
+        return _clean(obj.item(), exact)
     return obj
 
 

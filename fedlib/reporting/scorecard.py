@@ -5,9 +5,11 @@ group, and the totals count each group once ("independent observations"). The co
 its decisive ones: all of them for a confirmation (each is needed), those that exclude the claimed gain for a
 refutation or an equivalence (their `reading`, or under the rule before 2026-12-05 the "worse" ones). Two
 confirmations are grouped when they share a decisive comparison (the same two Sides: same methods, setting and
-quantity, hence the same runs); two refutations (or equivalences) when their decisive comparisons share a Side
-(the same runs of one method on one quantity: one cell that misses the claimed gain fails every claim that reads
-it). Inconclusive and not testable claims rest on no decisive comparison and count alone.
+quantity, hence the same runs); two refutations (or equivalences) when their decisive comparisons share a cell of
+the claimed method itself (its first Side: the same runs of the method the claim is about, on one quantity; one cell
+of it that misses the claimed gain fails every claim that reads it). A baseline's runs shared by two claims do not
+link them: each claim is about its own method's cells. Inconclusive and not testable claims rest on no decisive
+comparison and count alone; each names its cause and what would decide it (`claims.cause_of`).
 
 The page opens with one paragraph per paper (supports / contradicts / finds absent / cannot test, and what it would
 take), every number in it filled from the verdicts (`tests/pipeline/test_scorecard.py` reads them back).
@@ -34,7 +36,7 @@ def rows(metas: Sequence[tuple[Path, Mapping[str, Any]]], root: Path) -> list[di
                         "source": c.get("source", ""), "kind": c.get("kind", "sentence"), "status": c["status"],
                         "aggregate": c.get("aggregate", "all"),
                         "underpowered": bool(c.get("underpowered")), "reason": c.get("reason", ""),
-                        "design": c.get("design"), "seeds_run": c.get("seeds_run"),
+                        "design": c.get("design"), "seeds_run": c.get("seeds_run"), "cause": c.get("cause", ""),
                         "comparisons": c.get("comparisons", []), "order": meta.get("order", 99)})
     return out
 
@@ -56,6 +58,11 @@ def comparison_key(c: Mapping) -> frozenset | None:
 
 def decisive(row: Mapping) -> set:
     """The comparisons a decided claim's verdict rests on (empty for inconclusive and not testable claims)."""
+    return {k for k in map(comparison_key, decisive_comparisons(row)) if k is not None}
+
+
+def decisive_comparisons(row: Mapping) -> list:
+    """The committed comparisons a decided claim's verdict rests on, in order ([] when undecided)."""
     comps = row["comparisons"]
     status = verdict(row)
     if status == "confirmed":
@@ -68,18 +75,18 @@ def decisive(row: Mapping) -> set:
             contrary = "better" if row.get("aggregate") == "no_gain" else "worse"
             chosen = [c for c in comps if c["outcome"] == contrary] or comps
     else:
-        return set()
-    return {k for k in map(comparison_key, chosen) if k is not None}
+        return []
+    return chosen
 
 
 def _linking_keys(row: Mapping) -> set:
     """What links a claim to another with the same verdict: a confirmation, its decisive comparisons (both Sides:
-    the same comparison); a refutation or an equivalence, the Sides of its decisive comparisons (one cell that
-    fails the claimed gain fails every claim that reads it, whatever it is compared with)."""
-    keys = decisive(row)
+    the same comparison); a refutation or an equivalence, the claimed method's own cells among its decisive
+    comparisons (their first Side: one cell of that method that fails the claimed gain fails every claim that reads
+    it, whatever it is compared with; a baseline's cell shared by two claims is no link)."""
     if verdict(row) == "confirmed":
-        return keys
-    return {side for k in keys for side in k}
+        return decisive(row)
+    return {(c["a"]["method"], c["a"]["setting"], c["a"]["metric"]) for c in decisive_comparisons(row) if c.get("a")}
 
 
 def groups(paper_rows: Sequence[Mapping]) -> list[list[Mapping]]:
@@ -153,30 +160,50 @@ def paragraph(paper: str, paper_rows: Sequence[Mapping]) -> str:
     for r in by["underpowered"]:
         d = r.get("design") or {}
         take.append(f"{r['id']}: {d.get('seeds_needed')} seeds where {r.get('seeds_run')} ran")
-    if cl["inconclusive"]:
-        designed = [r for r in by["inconclusive"] if r.get("design")]
-        how = (f"the power calculations of {len(designed)} of their designs say how many" if designed else
-               "no design with a power calculation is recorded for them yet")
-        take.append(f"the {'other ' if take else ''}inconclusive claims: more seeds or a larger effect at this scale "
-                    f"({how})")
+    by_cause: dict[str, list] = {}
+    for r in by["inconclusive"]:
+        by_cause.setdefault(cause(r), []).append(r)
+    for why, rs in by_cause.items():
+        take.append(f"{_ids(rs)} ({why}): {what_it_would_take(why) or 'a decided comparison'}")
     if take:
         parts.append("What it would take — " + "; ".join(take) + ".")
     return " ".join(parts)
 
 
-def _effect_cell(comparisons: Sequence[Mapping[str, Any]]) -> str:
-    """The decisive comparison's effect and the interval its label rests on: for a single comparison itself;
-    otherwise the one with the largest Holm-adjusted p-value among the worse ones, else among all (the weakest
-    link), with the tally."""
-    stat = [c for c in comparisons if c.get("effect") is not None]
+def cause(row: Mapping) -> str:
+    """Why an inconclusive claim is undecided: its recorded cause, a baseline or reading it depends on, else the
+    cause `claims.cause_of` would give (reports written before causes were recorded)."""
+    from fedlib.reporting.claims import DEPENDS, UNDERPOWERED
+
+    if row.get("reason", "").startswith(DEPENDS):
+        return row["reason"].split(":")[0]
+    return row.get("cause") or UNDERPOWERED
+
+
+def what_it_would_take(why: str) -> str:
+    from fedlib.reporting.claims import what_it_would_take as take
+
+    return take(why)
+
+
+def effect_pick(row: Mapping) -> Mapping | None:
+    """The comparison whose effect the Effect cell prints: among the decisive comparisons of a decided claim (the
+    ones its verdict rests on), else among all, the one with the largest Holm-adjusted p-value (the weakest link)."""
+    stat = [c for c in (decisive_comparisons(row) or row["comparisons"]) if c.get("effect") is not None]
     if not stat:
+        return None
+    return max(stat, key=lambda c: c.get("p_adjusted") if c.get("p_adjusted") is not None else -1.0)
+
+
+def _effect_cell(row: Mapping) -> str:
+    """The decisive comparison's effect and the interval its label rests on (`effect_pick`), with the tally."""
+    comparisons = row["comparisons"]
+    pick = effect_pick(row)
+    if pick is None:
         return ""
     tally: dict[str, int] = {}
     for c in comparisons:
         tally[c["outcome"]] = tally.get(c["outcome"], 0) + 1
-    worse = [c for c in stat if c["outcome"] == "worse"]
-    pool = worse or stat
-    pick = max(pool, key=lambda c: c.get("p_adjusted") if c.get("p_adjusted") is not None else -1.0)
     lo, hi = pick.get("lo"), pick.get("hi")
     ci = f" [{lo:.3g}, {hi:.3g}]" if lo is not None and hi is not None else ""
     level = pick.get("level")
@@ -244,9 +271,10 @@ def markdown(metas: Sequence[tuple[Path, Mapping[str, Any]]], root: Path) -> str
                   "| :--- | :--- | :--- | :--- | :--- | :--- | :--- | :--- |"]
         for r in mine:
             text = f"{r['text']} ({r['source']})" if r["source"] else r["text"]
-            label = verdict_label(r["status"], r["underpowered"], r["design"], r["seeds_run"]) \
+            label = verdict_label(r["status"], r["underpowered"], r["design"], r["seeds_run"],
+                                  cause(r) if r["status"] == "inconclusive" else "") \
                 if r["status"] in ICON else r["status"]
             lines.append(f"| {r['id']} | {text.replace('|', chr(92) + '|')} | [{r['title']}]({r['page']}) | "
                          f"{r['scale']} | {r['kind']} | {label} | {name.get(r['id'] + r['artefact'], '')} | "
-                         f"{_effect_cell(r['comparisons'])} |")
+                         f"{_effect_cell(r)} |")
     return "\n".join(lines)

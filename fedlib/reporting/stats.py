@@ -180,12 +180,27 @@ def outcome(o: Oriented, margin: float | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- power
+#: one-sided confidence of the upper bound on the pilot spread that `seeds_needed` sizes at
+SPREAD_CONFIDENCE = 0.8
+
+
+def spread_upper(diffs: Sequence[float], confidence: float = SPREAD_CONFIDENCE) -> float:
+    """An upper confidence bound on the standard deviation of the pilot differences: s·√((k − 1) / χ²_{1−c}(k − 1))
+    (k pilot seeds; normal differences). With 3 pilot seeds the sample sd alone is a guess on 2 degrees of freedom;
+    sizing at its upper bound makes "seeds needed" a number the evaluation is unlikely to fall short of."""
+    k = len(diffs)
+    mean = sum(diffs) / k
+    sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / (k - 1))
+    return sd * math.sqrt((k - 1) / float(_st.chi2.ppf(1 - confidence, k - 1)))
+
+
 def seeds_needed(pilot_diffs: Sequence[float] | Mapping[int, float], margin: float, *, power: float = 0.8,
-                 alpha: float = ALPHA, m: int = 1) -> int:
+                 alpha: float = ALPHA, m: int = 1, upper: bool = False) -> int:
     """Seeds a two-sided paired t-test at alpha / m (Bonferroni's bound on Holm's first step, m comparisons) needs to
-    detect a mean difference of `margin` with probability `power`, given the standard deviation of the pilot seeds'
-    paired differences (statsmodels' `TTestPower`). At least 2 (an interval needs two pairs); 2 when the pilot
-    differences do not vary (a deterministic gap is decided by any two seeds)."""
+    detect a mean difference of `margin` (the δ the verdict decides at) with probability `power`, given the standard
+    deviation of the pilot seeds' paired differences (statsmodels' `TTestPower`), or with `upper` its upper
+    confidence bound (`spread_upper`). At least 2 (an interval needs two pairs); 2 when the pilot differences do not
+    vary (a deterministic gap is decided by any two seeds)."""
     diffs = list(pilot_diffs.values()) if isinstance(pilot_diffs, Mapping) else list(pilot_diffs)
     if len(diffs) < 2:
         raise ValueError(f"seeds_needed needs at least 2 pilot differences to estimate their spread, got {len(diffs)}")
@@ -193,6 +208,8 @@ def seeds_needed(pilot_diffs: Sequence[float] | Mapping[int, float], margin: flo
         raise ValueError(f"margin must be positive, got {margin!r}")
     mean = sum(diffs) / len(diffs)
     sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / (len(diffs) - 1))
+    if upper:
+        sd = spread_upper(diffs)
     if sd == 0.0:
         return 2
     from statsmodels.stats.power import TTestPower  # imported here: only designs need it (1 s to import)

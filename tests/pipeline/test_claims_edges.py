@@ -58,7 +58,8 @@ def test_paired_costs_with_censoring_print_every_field():
         "a": {"method": "A", "setting": "digits (cnn)", "metric": "rounds", "cap": 9.0},
         "b": {"method": "B", "setting": "digits (cnn)", "metric": "rounds", "cap": 8.0},
         "higher_is_better": False, "exact": False, "n": 2, "effect": 2.0, "lo": 2.0, "hi": 2.0, "level": 0.95, "p": 0.0,
-        "p_adjusted": None, "margin": 1.0, "not_converged": ""}
+        "p_adjusted": None, "margin": 1.0, "resolution": 1.0, "not_converged": "",
+        "convergence": {"a": "cost to a target (censored at 9)", "b": "cost to a target (censored at 8)"}}
     C.adjust([cmp])
     assert cmp.p_adjusted == 0.0 and cmp.to_dict()["p_adjusted"] == 0.0 and cmp.outcome == "worse"
     assert C.evidence_line(cmp) == f"worse: {cmp.text}, Holm p = 0, δ = 1.0"
@@ -77,7 +78,8 @@ def test_to_dict_of_unbounded_and_missing_numbers_is_none():
     bare = C.Comparison("unknown", "x: missing runs").to_dict()
     assert bare == {"outcome": "unknown", "text": "x: missing runs", "a": None, "b": None, "higher_is_better": True,
                     "exact": False, "n": None, "effect": None, "lo": None, "hi": None, "level": 0.95, "p": None,
-                    "p_adjusted": None, "margin": None, "not_converged": ""}
+                    "p_adjusted": None, "margin": None, "resolution": None, "not_converged": "",
+                    "convergence": {"a": "", "b": ""}}
 
 
 def test_compare_values_defaults_and_arguments():
@@ -139,7 +141,8 @@ def test_side_key_and_claim_dict():
     claim = C.Claim("X", "t", "§1", C.CONFIRMED)
     assert claim.to_dict() == {"id": "X", "text": "t", "source": "§1", "status": "confirmed", "evidence": [],
                                "rule": "", "kind": "sentence", "quote": "", "aggregate": "all", "comparisons": [],
-                               "reason": "", "design": None, "seeds_run": None, "underpowered": False}
+                               "reason": "", "design": None, "seeds_run": None, "underpowered": False,
+                               "cause": "", "ranges": []}
 
 
 # ---------------------------------------------------------------------------------------------- exact values
@@ -309,14 +312,15 @@ def test_judge_keeps_every_field():
         "evidence": ["better: A vs B, Holm p = 0.02, δ = 0.1", "better: A vs B, Holm p = 0.04, δ = 0.1", "note one", "note two"],
         "rule": "my rule", "kind": "table", "quote": "q", "aggregate": "majority",
         "comparisons": [{**c1.to_dict(), "reading": "gain"}, {**c2.to_dict(), "reading": "gain"}], "reason": "", "design": None, "seeds_run": 3,
-        "underpowered": False}
+        "underpowered": False, "cause": "", "ranges": []}
     assert claim.comparisons[0]["p_adjusted"] == pytest.approx(0.02)
     assert len(claim._comparison_objects) == 2 and all(x is y for x, y in zip(claim._comparison_objects, [c1, c2]))
     bare = C.judge("T2", "t", "s", [], notes=["n"])
     assert bare.to_dict() == {"id": "T2", "text": "t", "source": "s", "status": "inconclusive",
                               "evidence": ["no comparisons available", "n"], "rule": C.RULE_TEXT, "kind": "sentence",
                               "quote": "", "aggregate": "all", "comparisons": [], "reason": "", "design": None,
-                              "seeds_run": None, "underpowered": False}
+                              "seeds_run": None, "underpowered": False, "cause": "",
+                              "ranges": []}
     assert bare._comparison_objects == []
     holm = C.judge("T3", "t", "s", [stat(0.03), stat(0.04)])      # each alone significant, together not
     assert holm.status == C.INCONCLUSIVE and holm.evidence == ["tie: A vs B, Holm p = 0.06, δ = 0.1"] * 2
@@ -424,7 +428,8 @@ def test_not_testable_keeps_everything_but_the_verdict():
         "evidence": ["not testable at this scale: the target was reached by every method",
                      "(for information) better: A vs B, Holm p = 0.01, δ = 0.1", "(for information) extra"],
         "rule": "r", "kind": "table", "quote": "q", "aggregate": "peak", "comparisons": claim.comparisons,
-        "reason": "the target was reached by every method", "design": None, "seeds_run": 3, "underpowered": False}
+        "reason": "the target was reached by every method", "design": None, "seeds_run": 3, "underpowered": False,
+        "cause": "", "ranges": []}
     assert nt.comparisons is claim.comparisons and nt._comparison_objects is claim._comparison_objects
     assert claim.status == C.CONFIRMED
     assert C.not_testable(C.Claim("M", "t", "s", C.REFUTED), "why")._comparison_objects == []

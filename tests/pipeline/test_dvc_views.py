@@ -11,7 +11,8 @@ from fedlib.reporting import dvc_metrics, stages
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = stages.registry()
-KEYS = ["claims", "confirmed", "refuted", "inconclusive", "not_testable", "checks", "checks_confirmed", "seeds"]
+KEYS = ["claims", "confirmed", "refuted", "equivalent", "inconclusive", "underpowered", "not_testable", "checks",
+        "checks_confirmed", "seeds"]
 
 
 def _meta(n_claims=3, ns=(5, 8), checks=(1, 0)):
@@ -22,9 +23,10 @@ def _meta(n_claims=3, ns=(5, 8), checks=(1, 0)):
             "claims_detail": detail}
 
 
-def test_the_metrics_are_the_counts_and_the_most_paired_seeds():
-    assert dvc_metrics.metrics(_meta()) == {"claims": 3, "confirmed": 1, "refuted": 0, "inconclusive": 2,
-                                            "not_testable": 0, "checks": 1, "checks_confirmed": 0, "seeds": 8}
+def test_the_metrics_are_every_verdict_class_and_the_thinnest_paired_seeds():
+    assert dvc_metrics.metrics(_meta()) == {"claims": 3, "confirmed": 1, "refuted": 0, "equivalent": 0,
+                                            "inconclusive": 2, "underpowered": 0, "not_testable": 0, "checks": 1,
+                                            "checks_confirmed": 0, "seeds": 5}
     exact = _meta(ns=())                       # claims decided without paired runs (an exact computation)
     assert "seeds" not in dvc_metrics.metrics(exact) and dvc_metrics.metrics(exact)["claims"] == 3
 

@@ -69,3 +69,13 @@ def test_the_pages_readme_links_to_have_no_broken_relative_link():
               for target in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", (ROOT / page).read_text())
               if not (ROOT / page).parent.joinpath(target).exists()]
     assert broken == []
+
+
+def test_a_block_that_runs_no_row_lists_no_stand_in_and_no_seeds():
+    """fadamgt_table2 at embedded scale: rows [] with its datasets still declared; the row said run three stand-ins."""
+    from fedlib.reporting import readme_table as T
+
+    block = {"rows": [], "datasets": {"sst2": {"dataset": "pydoc_sst2", "model": "tiny_gpt2_lora"}}, "seeds": [0, 1],
+             "not_run": {"sst2": "no pretrained model"}, "run": {"n_clients": 20, "clients_per_round": 5}}
+    assert T.runs_cell(block) == "none (every paper row is not run)"
+    assert T.runs_cell({**block, "rows": ["sst2"]}) == "sst2 → pydoc_sst2 + tiny_gpt2_lora"

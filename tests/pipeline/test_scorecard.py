@@ -61,9 +61,8 @@ def test_one_cell_refuting_several_claims_is_one_observation():
     text = SC.paragraph("ssm", rows)
     assert text == ("**ssm** — 5 claims, 4 independent observations. The embedded evidence contradicts 3 claims "
                     "(T1.2, T1.4, T1.9) resting on 2 independent observations. It leaves 1 claim inconclusive. It "
-                    "cannot test 1 at this scale (T1.7). What it would take — T1.7: the cap; the other inconclusive "
-                    "claims: more seeds or a larger effect at this scale (no design with a power calculation is "
-                    "recorded for them yet).")
+                    "cannot test 1 at this scale (T1.7). What it would take — T1.7: the cap; T1.3 (underpowered): "
+                    "more seeds at the δ the verdict uses (a design's power calculation says how many).")
 
 
 def test_underpowered_and_equivalent_have_their_own_columns():

@@ -45,8 +45,8 @@ def test_a_table_writes_md_csv_json_named_after_its_module(tmp_path):
     assert [c["id"] for c in meta["claims"]] == ["T.1"] and meta["claims"][0]["status"] == C.CONFIRMED
     # the stage's DVC metrics: the verdict counts and the paired seeds, nothing of `numbers`
     assert json.loads((tmp_path / "table1_metrics.json").read_text()) == {
-        "claims": 1, "confirmed": 1, "refuted": 0, "inconclusive": 0, "not_testable": 0, "checks": 0,
-        "checks_confirmed": 0, "seeds": 3}
+        "claims": 1, "confirmed": 1, "refuted": 0, "equivalent": 0, "inconclusive": 0, "underpowered": 0,
+        "not_testable": 0, "checks": 0, "checks_confirmed": 0, "seeds": 3}
 
 
 def test_figures_come_after_the_page_and_the_first_is_the_thumbnail(tmp_path):

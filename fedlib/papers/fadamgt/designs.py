@@ -27,7 +27,8 @@ CONTRAST = ("digits, 88%: LocalAdam 18.0 vs 3.7 rounds, FedAvg 20.3 vs 9.7; mixt
 _T = "88% on digits (cap 60), 46% on the mixture (cap 100): every method reaches it within 3/4 of the cap on " \
      "every pilot seed"
 _DR = "δ = 4 rounds (digits), 6 (mixture): 20% of the baselines' mean pilot rounds"
-_DC = "δ = 10% of the larger mean communication (the rule's default)"
+_DC = ("δ = 10% of the larger mean communication (the rule's default when the designs were fixed; the verdicts "
+       "decide at it: common.COMM_MARGIN)")
 _GT = ("gradient tracking: each local Adam step sees g_i + y − y_i, an estimate of the global gradient, in both "
        "moments, so the local directions stop drifting toward each client's own optimum")
 _ET = ("estimate tracking: the correction y − y_i is added to each client's Adam direction after the moments; "

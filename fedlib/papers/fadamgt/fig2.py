@@ -122,7 +122,7 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
     moving = movement(curves)
     return {"records": records, "acc": acc, "curves": round_floats(curves, 3), "summary": summary,
             "movement": moving, "order": order, "coincident": coincident(curves),
-            "claims": claims(summary, algs, settings, moving)}
+            "claims": claims(summary, algs, settings, moving, curves)}
 
 
 def _moving_note(summary: pd.DataFrame, moving: pd.DataFrame, col: str, names: Sequence[str]) -> str:
@@ -142,9 +142,22 @@ def _moving_note(summary: pd.DataFrame, moving: pd.DataFrame, col: str, names: S
             "last 10% of the rounds: " + ", ".join(flagged))
 
 
+def status_at(curves: pd.DataFrame | None, k, method: str, col: str, summary: pd.DataFrame) -> str:
+    """The convergence status of a cell where it is read: the seed-mean curve up to the last round (acc_final), or
+    up to the common communication budget (acc_at_budget); "" without curves."""
+    if curves is None:
+        return ""
+    g = curves[(curves["local_steps"] == k) & (curves["method"] == method)].sort_values("round")
+    if col == "acc_at_budget":
+        budget = summary[summary["local_steps"] == k]["comm_budget"].max()
+        g = g[g["comm"] <= budget + 1e-9]
+    return convergence.status((g["acc_mean"] / 100.0).tolist())
+
+
 def claims(summary: pd.DataFrame, algs: Sequence[str], settings: Mapping[str, Any],
-           moving: pd.DataFrame | None = None) -> list[C.Claim]:
-    """F2.1–F2.4 paired by seed; `moving` (from `movement`) adds the convergence caveat to each claim."""
+           moving: pd.DataFrame | None = None, curves: pd.DataFrame | None = None) -> list[C.Claim]:
+    """F2.1–F2.4 paired by seed; `moving` (from `movement`) adds the convergence caveat to each claim, `curves` the
+    status of each compared cell (the rule leaves a comparison on a moving cell undecided)."""
     out = []
     row = settings["rows"][0]
     base = [a for a in P.BASELINES if a in algs]
@@ -162,8 +175,10 @@ def claims(summary: pd.DataFrame, algs: Sequence[str], settings: Mapping[str, An
             setting = setting_label(settings, row, K=int(k))
             values = {m: dict(zip(gm["seed"], gm[col])) for m, gm in g.groupby("method")}
             for b in base:
-                comps.append(C.paired(C.Side(NAMES[ours], setting, METRICS[col], values[NAMES[ours]]),
-                                      C.Side(NAMES[b], setting, METRICS[col], values[NAMES[b]]),
+                comps.append(C.paired(C.Side(NAMES[ours], setting, METRICS[col], values[NAMES[ours]],
+                                             convergence=status_at(curves, k, NAMES[ours], col, summary)),
+                                      C.Side(NAMES[b], setting, METRICS[col], values[NAMES[b]],
+                                             convergence=status_at(curves, k, NAMES[b], col, summary)),
                                       higher_is_better=True, label=setting, fmt="{:.1f}%"))
         notes = [] if moving is None else [_moving_note(summary, moving, col, [NAMES[ours]] + [NAMES[b] for b in
                                                                                              base])]

@@ -141,8 +141,10 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     text += scales_text(settings) + "\n\n"
     text += ("### Learning rates and targets: paper beside used (every paper row)\n\n" + markdown_table(result["csv"])
              + "\n\n")
+    models = (markdown_table(result["models"]) if len(result["models"]) else
+              f"None at the {settings['profile']} profile: no row runs (above), so no model is built.")
     text += ("### Model, LoRA and optimiser settings used (the paper states none of the model settings, spec A16)"
-             "\n\n" + markdown_table(result["models"]) + "\n\n")
+             "\n\n" + models + "\n\n")
     text += (f"The paper says the transmitted weights are {P.PEFT_SETTINGS['transmitted_share']} of the weights a "
              "client stores. `lora_over_frozen_pct` is the LoRA share of the frozen base; computed here for GPT-2 "
              f"small with r = 16 on the four projections (meta device, no download): "

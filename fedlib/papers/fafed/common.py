@@ -256,7 +256,7 @@ data_label = D.run_label        # what ran for a row, as evidence lines name it 
 
 def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]], lines: list[str],
            notes: Sequence[str] = ()) -> str:
-    text = R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes)
+    text = R.header(title, PAPER.short, settings["profile"], stand, lines, R.command(settings), notes, PAPER.doc)
     return text.replace(R.SCALE_TEXT[settings["profile"]], SCALE_TEXT[settings["profile"]], 1)
 
 

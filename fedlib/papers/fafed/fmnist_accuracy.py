@@ -78,27 +78,34 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- claims
-def _side(acc, settings, row, level, method, measure) -> C.Side:
-    return K.side(method, f"{K.data_label(settings, row)}, {level} heterogeneity",
-                  f"{measure} test accuracy (%), last round", AC.by_seed(acc, measure, row=row, level=level,
-                                                                         method=method))
+def _side(acc, settings, row, level, method, measure, conv=None) -> C.Side:
+    """One method's last-round accuracies in one setting, with its curve's convergence status (`conv[measure]`)."""
+    out = K.side(method, f"{K.data_label(settings, row)}, {level} heterogeneity",
+                 f"{measure} test accuracy (%), last round", AC.by_seed(acc, measure, row=row, level=level,
+                                                                        method=method))
+    status = (conv or {}).get(measure, {}).get((row, level, method))
+    if status:
+        out.convergence = status[0] if status[0] in ("flat", "too short") else f"{status[0]} ({100 * status[1]:+.1f})"
+    return out
 
 
-def _best(acc, order, settings, measure) -> list[C.Comparison]:
+def _best(acc, order, settings, measure, conv=None) -> list[C.Comparison]:
     """Each baseline against FAFED, higher is better: "FAFED ≥ the baseline" is "the baseline brings no gain of δ over
     FAFED" (aggregate no_gain: FAFED non-inferior at δ = 1 pp)."""
-    return [K.higher(_side(acc, settings, row, lv, m, measure), _side(acc, settings, row, lv, "FAFED", measure),
+    return [K.higher(_side(acc, settings, row, lv, m, measure, conv),
+                     _side(acc, settings, row, lv, "FAFED", measure, conv),
                      f"{K.data_label(settings, row)}, {lv}, {measure} accuracy (%)")
             for row in settings["rows"] for lv in P.SETTINGS for m in order if m != "FAFED"]
 
 
-def _falls(acc, order, settings, measure) -> list[C.Comparison]:
+def _falls(acc, order, settings, measure, conv=None) -> list[C.Comparison]:
     """Per method, each step up in heterogeneity: the less heterogeneous setting's accuracy against the next's."""
     out = []
     for row in settings["rows"]:
         for m in order:
             for lo, hi in zip(P.SETTINGS[:-1], P.SETTINGS[1:]):
-                a, b = _side(acc, settings, row, lo, m, measure), _side(acc, settings, row, hi, m, measure)
+                a = _side(acc, settings, row, lo, m, measure, conv)
+                b = _side(acc, settings, row, hi, m, measure, conv)
                 a.method, b.method = f"{m} ({lo})", f"{m} ({hi})"
                 out.append(K.higher(a, b, f"{K.data_label(settings, row)}, {m}, {lo} → {hi}, {measure} accuracy (%)"))
     return out
@@ -123,19 +130,21 @@ def claims(acc: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any],
     if "FAFED" in order:
         out.append(C.judge(
             "A.1", f"FAFED's test accuracy is at least every baseline's in every heterogeneity setting ({where}, the "
-            "authors' local measure)", P.CLAIMS["acc_best"][1], _best(acc, order, settings, PRIMARY),
+            "authors' local measure)", P.CLAIMS["acc_best"][1], _best(acc, order, settings, PRIMARY, conv),
             quote=P.CLAIMS["acc_best"][0], aggregate="no_gain",
             rule=f"{C.RULE_TEXT}; read as FAFED ≥ every baseline (the spec's reading) at δ = 1 pp, i.e. no baseline "
                  "more accurate than FAFED by δ: confirmed when every comparison excludes a baseline lead of δ "
                  "(non-inferiority), refuted when a baseline leads by at least δ, inconclusive otherwise",
-            notes=[_moving(conv, settings, PRIMARY), *_for_information(_best(acc, order, settings, other), other)],
+            notes=[_moving(conv, settings, PRIMARY),
+                   *_for_information(_best(acc, order, settings, other, conv), other)],
             design=D.design("A.1")))
     out.append(C.judge(
         "A.3", f"Every method's test accuracy falls from low to moderate and from moderate to high heterogeneity "
-        f"({where}, the authors' local measure)", P.CLAIMS["acc_falls"][1], _falls(acc, order, settings, PRIMARY),
+        f"({where}, the authors' local measure)", P.CLAIMS["acc_falls"][1], _falls(acc, order, settings, PRIMARY, conv),
         quote=P.CLAIMS["acc_falls"][0],
         rule=f"{C.RULE_TEXT}; 'better' = the less heterogeneous setting is more accurate",
-        notes=[_moving(conv, settings, PRIMARY), *_for_information(_falls(acc, order, settings, other), other)],
+        notes=[_moving(conv, settings, PRIMARY),
+               *_for_information(_falls(acc, order, settings, other, conv), other)],
         design=D.design("A.3")))
     return out
 

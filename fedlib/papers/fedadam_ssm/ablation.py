@@ -29,6 +29,7 @@ from fedlib.papers.fedadam_ssm import reference as P
 from fedlib.papers.fedadam_ssm.budget import accuracy_at_budget, comm_to_target_mbit
 from fedlib.papers.fedadam_ssm.common import NAMES, ablation_variants, run_label
 from fedlib.reporting import claims as C
+from fedlib.reporting import convergence
 from fedlib.reporting.grid import labels_of
 from fedlib.reporting.tables import markdown_table
 
@@ -90,8 +91,9 @@ def build(records: Sequence[dict], runs: pd.DataFrame, settings: Mapping[str, An
                 theirs = C.Side(v["name"], label, COMM, cells["theirs"], cells["theirs_cap"])
                 comps.append(C.paired(ours, theirs, higher_is_better=False, label=label + ", Comm.", fmt="{:.3g}"))
                 if cells["acc_ours"]:           # seeds with an evaluation within the common uplink
-                    acc_ours = C.Side(f"{NAMES[OURS]} (at {v['name']}'s uplink)", label, ACC, cells["acc_ours"])
-                    acc_theirs = C.Side(v["name"], label, ACC, cells["acc_theirs"])
+                    acc_ours = C.Side(f"{NAMES[OURS]} (at {v['name']}'s uplink)", label, ACC, cells["acc_ours"],
+                                      convergence=cells["status_ours"])
+                    acc_theirs = C.Side(v["name"], label, ACC, cells["acc_theirs"], convergence=cells["status_theirs"])
                     comps.append(C.paired(acc_ours, acc_theirs, higher_is_better=True, label=label + ", accuracy",
                                           fmt="{:.1f}"))
         if comps:
@@ -124,6 +126,8 @@ def _cell(by, settings, row, dist, v) -> dict | None:
     acc_t = {s: _pct(accuracy_at_budget(theirs[s], end[s])) for s in seeds}
     both = [s for s in seeds if acc_o[s] is not None and acc_t[s] is not None]   # no evaluation yet: no pair
     acc_o, acc_t = {s: acc_o[s] for s in both}, {s: acc_t[s] for s in both}
+    status_o = _status([_curve(ours[s], end[s]) for s in both]) if both else ""
+    status_t = _status([_curve(theirs[s], end[s]) for s in both]) if both else ""
     reached = sum(v is not None for v in comm_t.values())
     summary = {"reached": f"{reached}/{len(seeds)}", "n_reached": reached,
                "comm": _mean_text(comm_t), "comm_ssm": _mean_text(comm_o),
@@ -132,7 +136,19 @@ def _cell(by, settings, row, dist, v) -> dict | None:
                "gap_pp": float(np.mean([acc_o[s] - acc_t[s] for s in both])) if both else math.nan}
     return {"ours": comm_o, "theirs": comm_t, "ours_cap": max(_end(r) for r in ours.values()),
             "theirs_cap": max(_end(r) for r in theirs.values()), "acc_ours": acc_o, "acc_theirs": acc_t,
-            "summary": summary}
+            "status_ours": status_o, "status_theirs": status_t, "summary": summary}
+
+
+def _status(curves: Sequence[Sequence[float]]) -> str:
+    """`convergence.status` of the seeds' mean accuracy curve (cut to the shortest), as Figure 2 reads its cells."""
+    n = min(len(c) for c in curves)
+    return convergence.status(list(np.mean([c[:n] for c in curves], axis=0))) if n else "too short"
+
+
+def _curve(record, budget_mbit: float) -> list[float]:
+    """The run's accuracy curve up to `budget_mbit` of uplink (where its accuracy is compared)."""
+    return [r["test_acc"] for r in record["rounds"] if r.get("test_acc") is not None
+            and r["uplink_bits"] / MBIT <= budget_mbit + 1e-12]
 
 
 def _end(record) -> float:

@@ -11,14 +11,14 @@ scorecard can show it, and the verdicts per setting are its first evidence line.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from fedlib.papers.fedadam_ssm.common import NAMES, ablation_variants
 from fedlib.reporting import claims as C
 
-LABEL = "depends on an unspecified baseline setting (A8/A9)"
+WHAT = "an unspecified baseline setting (A8/A9)"
+LABEL = f"depends on {WHAT}"
 WHICH = {"onebit_adam": "A8", "efficient_adam": "A9"}
 
 
@@ -26,6 +26,8 @@ def describe(alg: str, fields: Mapping[str, Any]) -> str:
     """A setting in words: '1-bit Adam T_w = 2', 'Efficient Adam with one local step per round'."""
     if set(fields) == {"warmup_rounds"}:
         return f"{NAMES[alg]} T_w = {fields['warmup_rounds']}"
+    if fields.get("quantizer") == "stochastic" and set(fields) <= {"quantizer", "quant_bits"}:
+        return f"{NAMES[alg]} with a {fields.get('quant_bits', 4)}-bit stochastic quantiser"
     if set(fields) == {"local_steps"}:
         steps = fields["local_steps"]
         return f"{NAMES[alg]} with {'one local step' if steps == 1 else f'{steps} local steps'} per round"
@@ -54,36 +56,16 @@ def involves(claim: C.Claim, alg: str) -> bool:
     return any(side and side["method"].startswith(name) for c in claim.comparisons for side in (c["a"], c["b"]))
 
 
-def dependent(claim: C.Claim, line: str) -> C.Claim:
-    """The claim as 'inconclusive (depends on an unspecified baseline setting)': the per-setting verdicts first,
-    the comparisons and evidence of the comparison's own setting kept below."""
-    out = dataclasses.replace(claim, status=C.INCONCLUSIVE, evidence=[f"inconclusive ({LABEL}): {line}",
-                                                                       *claim.evidence], reason=f"{LABEL}: {line}")
-    out._comparison_objects = getattr(claim, "_comparison_objects", [])
-    return out
-
-
 def robust(default: Sequence[C.Claim], judge_with: Callable[[str, str], Sequence[C.Claim]],
            settings: Mapping[str, Any]) -> list[C.Claim]:
     """`default` (the claims under the comparison's own settings), each claim that compares a baseline re-judged
-    with `judge_with(algorithm, variant)` (the same claims, that baseline's runs replaced by the variant's): the
-    verdict stands when every setting gives it, else the claim becomes `dependent`."""
-    alts = [(label, alg, {c.id: c for c in judge_with(alg, var)}) for label, alg, var in alternatives(settings)]
-    out = []
-    for claim in default:
-        rows = [(label, by[claim.id].status) for label, alg, by in alts if claim.id in by and involves(claim, alg)]
-        if not rows:
-            out.append(claim)
-            continue
-        verdicts = [(default_label(settings), claim.status), *rows]
-        line = "verdict per setting: " + "; ".join(f"{label}: {status}" for label, status in verdicts)
-        if len({s for _, s in verdicts}) == 1:
-            claim.evidence.append(f"baseline settings ({'/'.join(sorted(set(WHICH.values())))}): {line} — the "
-                                  "same verdict over the whole range")
-            out.append(claim)
-        else:
-            out.append(dependent(claim, line))
-    return out
+    with `judge_with(algorithm, variant)` (the same claims, that baseline's runs replaced by the variant's), by the
+    rule's `claims.over_range`: the verdict stands when every setting gives it, else the claim is "inconclusive
+    (depends on an unspecified baseline setting)"; every setting's comparisons are kept with their per-seed rows."""
+    ids = {alg: {c.id for c in default if involves(c, alg)} for alg in WHICH}
+    alts = [(label, {c.id: c for c in judge_with(alg, var) if c.id in ids.get(alg, set())})
+            for label, alg, var in alternatives(settings)]
+    return C.over_range(default, alts, WHAT, default_label(settings))
 
 
 def is_dependent(claim: Mapping[str, Any] | C.Claim) -> bool:
@@ -96,7 +78,7 @@ def markdown(claims: Sequence[C.Claim], settings: Mapping[str, Any]) -> str:
     """The page section: each claim that compares a quantised baseline, its verdict per plausible setting."""
     rows = []
     for c in claims:
-        line = c.reason if is_dependent(c) else next((e for e in c.evidence if e.startswith("baseline settings")), "")
+        line = c.reason if is_dependent(c) else next((e for e in c.evidence if e.startswith(WHAT)), "")
         if not line:
             continue
         per = line.split("verdict per setting: ", 1)[1].split(" — ")[0]

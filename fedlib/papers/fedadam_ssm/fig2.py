@@ -274,8 +274,12 @@ def claims(pairs: pd.DataFrame, records: Sequence[dict], block: Mapping[str, Any
                 continue
             ours, base = {s: ours[s] for s in both}, {s: base[s] for s in both}
             paper = P.FIG2_IMPROVEMENT.get(dist, {}).get(row, {}).get(alg)
-            cmp = C.paired(_acc_side(name or NAMES[OURS], label, NAMES[alg], ours),
-                           _acc_side(NAMES[alg], label, NAMES[alg], base), higher_is_better=True,
+            a_side = _acc_side(name or NAMES[OURS], label, NAMES[alg], ours)
+            b_side = _acc_side(NAMES[alg], label, NAMES[alg], base)
+            if "curve_ours" in g:                                  # each curve up to the compared uplink
+                a_side.convergence = moving(list(g["curve_ours"]))
+                b_side.convergence = moving(list(g["curve_base"]))
+            cmp = C.paired(a_side, b_side, higher_is_better=True,
                            label=f"{label} at {g['budget_mbit'].mean():.3g} Mbit", fmt="{:.1f}")
             if paper is not None:
                 cmp.text += f" (paper, {TASK_NAMES.get(row, row)}: +{paper}%)"
@@ -319,8 +323,10 @@ def _iid_claim(records: Sequence[dict], block: Mapping[str, Any], shift: float =
             comms[dist] = {s: comm_to_target_mbit(r, target) for s, r in recs.items()}
             caps[dist] = max(mbit(r["rounds"][-1]["uplink_bits"]) for r in recs.values())
             curves[dist] = moving([[x["test_acc"] for x in r["rounds"]] for r in recs.values()])
-        comps.append(C.paired(C.Side("FedAdam-SSM IID", label, "final accuracy (%)", finals["iid"]),
-                              C.Side("FedAdam-SSM Non-IID", label, "final accuracy (%)", finals["noniid"]),
+        comps.append(C.paired(C.Side("FedAdam-SSM IID", label, "final accuracy (%)", finals["iid"],
+                                     convergence=curves["iid"]),
+                              C.Side("FedAdam-SSM Non-IID", label, "final accuracy (%)", finals["noniid"],
+                                     convergence=curves["noniid"]),
                               higher_is_better=True, label=f"{label}, final accuracy", fmt="{:.1f}"))
         metric = f"Comm. to {100 * target:g}% (Mbit)"
         comps.append(C.paired(C.Side("FedAdam-SSM IID", label, metric, comms["iid"], caps["iid"]),

@@ -27,6 +27,9 @@ QUOTE = ("We can observe that on the one hand, increasing the learning rate η c
          "up the convergence. On the other hand, a too large η compromises the model accuracy and consequently "
          "degrades the convergence rate.")
 
+QUOTE_PL = ("From Proposition 3, we can observe that under the PŁ condition, the convergence rate of the FedAdam-SSM "
+            "algorithm can be improved to O(1/T) by setting η = O(ln T/(L²T)).")
+
 
 def cells(settings: Mapping[str, Any]) -> list[tuple[dict, dict]]:
     return sweep.cells(settings, "lr", "lr_grid", float)
@@ -45,7 +48,8 @@ def build(records: Sequence[dict], settings: Mapping[str, Any]) -> dict:
                          "too large η degrades it again", "§VII-B3, Figure 4", QUOTE, SYMBOL, FMT, "rtt", PAPER_LR),
         C.not_testable(C.Claim(
             "F4.3", "Under the PL condition FedAdam-SSM converges at O(1/T) with η = O(ln T/(L²T)) (Theorem 3, "
-                    "Proposition 3)", "Theorem 3, Proposition 3, Remarks 7–8", C.INCONCLUSIVE, [], kind="sentence"),
+                    "Proposition 3)", "Theorem 3, Proposition 3, Remarks 7–8", C.INCONCLUSIVE, [], kind="sentence",
+            quote=QUOTE_PL),
             "the bound holds for a PL objective with known μ, ρ, G; the stand-in is neither known to be PL nor run "
             "long enough to read a rate"),
     ]

@@ -79,12 +79,15 @@ def markdown(claims: Sequence[C.Claim], where: Mapping[str, str] | None = None) 
         t["claim"] = [next((f"[{cid}]({page})" for p, page in where.items() if cid.startswith(p)), cid)
                       for cid in t["claim"]]
     n = len(t)
-    return ("### Refuted claims and the observations they rest on\n\n"
-            f"{n} claims of Table I and Figure 2 (checks included) are refuted; they rest on {distinct(claims)} "
-            "distinct observations (a method and a cell where a comparison goes against the claim: a baseline "
-            "significantly ahead of FedAdam-SSM, or a count of seeds reaching the target other than the paper's). "
-            "A claim sharing an observation with another is refuted by the same runs, not by independent "
-            "evidence. By method: " + by_method(claims) + ".\n\n" + markdown_table(t))
+    return ("### Refuted claims and the cells that refute them\n\n"
+            f"{n} claims of Table I and Figure 2 (checks included) are refuted, by {distinct(claims)} contrary cells "
+            "(a method and a cell where a comparison goes against the claim: a baseline significantly ahead of "
+            "FedAdam-SSM, or a count of seeds reaching the target other than the paper's). A claim sharing a "
+            "contrary cell with another is refuted by the same runs, not by independent evidence; how many "
+            "independent observations the paper's refutations make is counted once, on the "
+            "[scorecard](../scorecard.md) (linked through FedAdam-SSM's own cells). By method: "
+            + by_method(claims) + ".\n\n" + markdown_table(t.rename(columns={"refuted by": "contrary cells",
+                                                                             "observations": "cells"})))
 
 
 def by_method(claims: Sequence[C.Claim]) -> str:

@@ -110,8 +110,11 @@ FIG1 = {
 
 # Figs. 3–5: the paper gives no grid values; these are the qualitative statements of §VII-B3
 SENSITIVITY_TEXT = {
-    "L": "the convergence rate shows a decreasing trend as L increases; the test accuracy first increases, then "
-         "decreases as L increases",
+    "L": "“the convergence rate shows a decreasing trend as L increases”, and in the same paragraph “increasing "
+         "local epoch L can … improve the convergence rate … increasing L too much … slows down the convergence”; "
+         "read together with Remark 6 (the rate bound falls with L up to a threshold L*, then rises), this page "
+         "tests one reading: a larger L first speeds convergence up (fewer rounds to the target), then slows it "
+         "down (F3.2); and the test accuracy first increases, then decreases as L increases (F3.1)",
     "lr": "increasing η first improves test accuracy and speeds up convergence; a too large η compromises accuracy",
     "keep_ratio": "increasing the sparsification ratio α improves test accuracy and speeds up convergence "
                   "(the text says 'learning rate η', a typo)",

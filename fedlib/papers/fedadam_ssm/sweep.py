@@ -112,8 +112,11 @@ def _values(result: dict, row: str) -> list:
 def final_side(result: dict, settings, row: str, v, symbol: str, fmt: str) -> C.Side:
     ps = result["per_seed"]
     sub = ps[(ps["row"] == row) & (ps["value"] == v)]
+    sm = result["summary"]
+    status = sm[(sm["row"] == row) & (sm["value"] == v)]["curve at the end"]
     return C.Side(_name(symbol, fmt, v), run_label(settings, row), FINAL,
-                  {int(s): float(a) for s, a in zip(sub["seed"], sub["final_acc"])})
+                  {int(s): float(a) for s, a in zip(sub["seed"], sub["final_acc"])},
+                  convergence=str(status.iloc[0]) if len(status) else "")
 
 
 def rtt_side(result: dict, settings, row: str, v, symbol: str, fmt: str, column: str = "rounds_to_target",

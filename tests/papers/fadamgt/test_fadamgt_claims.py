@@ -326,7 +326,7 @@ def test_figures_3_and_4_borrow_exactly_their_runs_shared_with_table_1():
     n = len(settings_of(fig3, "fadamgt_fig3")["seeds"])
     assert n == len(settings_of(fig4, "fadamgt_fig4")["seeds"]) == 20
     assert sum(f in t1 for f in f3) == 3 * n                                # α = 0.1 × 3 methods
-    assert sum(f in t1 for f in f4) == 2 * 3 * n                            # 2 rows × (baseline + ET/GT at Y = 2)
+    assert sum(f in t1 for f in f4) == 3 * n                                # 1 row × (baseline + ET/GT at Y = 2)
 
 
 # ---------------------------------------------------------------------------------------------- the regime check

@@ -253,3 +253,13 @@ def test_final_loss_claims_are_not_decided_on_curves_still_moving():
     unknown = [cmp for cmp in by["F2.1"].comparisons if cmp["outcome"] == "unknown"]
     assert [cmp["b"]["method"] for cmp in unknown] == ["FedAvg"]
     assert fig1.claims(_lm_runs(4.6), ORDER, "toy", {"FedAvg": ("still falling", -0.1)})[0].status == C.INCONCLUSIVE
+
+
+def test_figure1_tells_the_printed_reading_runs_from_its_own():
+    """FAFED at ρ = 0.01, β = 0.9 (as printed) is judged apart: a record keeps them under hparams."""
+    from fedlib.papers.fafed import fig1
+
+    own = {"config": {"algorithm": "fafed", "hparams": {"fafed_rho": 0.1, "fafed_beta": 0.1}}}
+    printed = {"config": {"algorithm": "fafed", "hparams": {"fafed_rho": 0.01, "fafed_beta": 0.9}}}
+    other = {"config": {"algorithm": "fedavg", "hparams": {}}}
+    assert [fig1.is_reading(r) for r in (own, printed, other)] == [False, True, False]

@@ -249,7 +249,7 @@ def test_the_header_carries_fafeds_scale_paragraph_once():
     settings = {"profile": "embedded", "section": "fafed_fig1"}
     text = K.header("Figure 1", settings, [("MNIST", "digits")], ["N = 4", "b = 5"], notes=["read me"])
     assert text == "\n".join([
-        "# Figure 1", "", f"Paper: *{PAPER.short}*.", "", K.SCALE_TEXT["embedded"], "", "| Paper dataset | Used here |",
+        "# Figure 1", "", f"Paper: *{PAPER.short}*; account and ambiguities: [{PAPER.doc}](../../{PAPER.doc}).", "", K.SCALE_TEXT["embedded"], "", "| Paper dataset | Used here |",
         "| :--- | :--- |", "| MNIST | digits |", "", "Settings: N = 4; b = 5.", "",
         f"Regenerate: `dvc repro fafed_fig1` (fedlib {__version__}).", "", "> read me", ""])
     quoted = K.header("Figure 1", settings, [], [], notes=[R.SCALE_TEXT["embedded"]])   # a note quoting it stays

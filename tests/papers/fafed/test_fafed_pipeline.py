@@ -29,7 +29,7 @@ def fps(configs):
 def test_embedded_grid_sizes_and_offline_data():
     sizes = {m.__name__.rsplit(".", 1)[1]: len(m.configs(settings(m)))
              for m in (table1, theorem1, fig1, fig2, fmnist_accuracy)}
-    assert sizes == {"table1": 7, "theorem1": 16, "fig1": 30, "fig2": 90, "fmnist_accuracy": 90}
+    assert sizes == {"table1": 7, "theorem1": 16, "fig1": 35, "fig2": 90, "fmnist_accuracy": 90}
     data = {c["dataset"] for m in (table1, theorem1, fig1, fig2) for c in m.configs(settings(m))}
     assert data == {"digits", "counterexample", "pydoc_text"}
     images = fig2.configs(settings(fig2))

@@ -94,7 +94,10 @@ def test_cell_numbers_by_hand():
 
 def test_verdicts_and_mirror():
     ssm_wins = build(records(ssm=2, ea=7, ea1=7, ssm_top=0.9, ea_top=0.82))
-    assert [c.status for c in ssm_wins["claims"]][:1] == [C.CONFIRMED]
+    first = ssm_wins["claims"][0]        # Efficient Adam still rising where the accuracies are read: undecided
+    assert [x["outcome"] for x in first.comparisons] == ["better", "unknown"]
+    assert first.status == C.INCONCLUSIVE and first.cause == C.NOT_CONVERGED
+    assert first.comparisons[1]["convergence"]["b"].startswith("still rising")
     ea_wins = build(records(ssm=6, ea=2, ea1=2, ssm_top=0.82, ea_top=0.9))
     assert [c.status for c in ea_wins["claims"]] == [C.REFUTED] * 4
 

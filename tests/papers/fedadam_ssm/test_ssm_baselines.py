@@ -3,7 +3,6 @@ the refuted claims' shared observations (observations.py), the index share of th
 subsets and ablation variants of the comparison block (common.py)."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from fedlib.papers.fedadam_ssm import baselines, indexbits, observations
@@ -62,7 +61,7 @@ def test_a_verdict_that_holds_over_the_range_stands_with_the_range_in_its_eviden
     default = [_claim("F2.7", "Efficient Adam", *WORSE)]
     got = baselines.robust(default, lambda alg, var: [_claim("F2.7", "Efficient Adam", *WORSE)], SETTINGS)
     assert got[0].status == C.REFUTED and not baselines.is_dependent(got[0])
-    assert got[0].evidence[-1] == ("baseline settings (A8/A9): verdict per setting: 1-bit Adam T_w from the budget "
+    assert got[0].evidence[-1] == ("an unspecified baseline setting (A8/A9): verdict per setting: 1-bit Adam T_w from the budget "
                                    "(A8), Efficient Adam with L = 5 local steps: refuted; Efficient Adam with one "
                                    "local step per round: refuted — the same verdict over the whole range")
     page = baselines.markdown(got, SETTINGS)
@@ -146,18 +145,20 @@ def test_observations_of_tied_methods_are_listed_by_name_whatever_the_order_of_c
     assert observations.by_method([z, e]) == observations.by_method([e, z]) == want
 
 
-def test_pilot_power_matches_statsmodels_and_margins_follow_the_papers_claimed_effects():
-    from statsmodels.stats.power import TTestPower
-
+def test_pilot_sizes_each_claim_at_its_comparisons_own_margin_and_the_upper_bound_of_the_spread():
     from fedlib.papers.fedadam_ssm import pilot
+    from fedlib.reporting import stats as S
 
-    diffs = [0.0, 1.0, 2.0]                                   # sd 1: effect size = margin
-    want = TTestPower().solve_power(effect_size=1.0, alpha=0.05 / 3, power=0.8, alternative="two-sided")
-    assert pilot.seeds_needed(diffs, 1.0, m=3) == int(np.ceil(want))
-    assert pilot.seeds_needed([0.5, 0.5], 1.0) == 2           # no spread: the fewest a t-test takes
-    assert pilot.margin_for("T1.3", "Comm. to target (Mbit)", [1.0, 3.0]) == pytest.approx(0.37 * 2.0)
-    assert pilot.margin_for("F2.6", "accuracy at the uplink shared with 1-bit Adam (%)", []) == 15.2
-    assert pilot.margin_for("T1.9", "rounds to target", []) == 1.0
+    a = C.compare_values({100: 80.0, 101: 82.0, 102: 81.0}, {100: 79.0, 101: 79.5, 102: 80.5}, ("FedAdam-SSM", "X"),
+                         metric="accuracy at the uplink shared with X (%)")
+    b = C.compare_values({100: 70.0, 101: 71.0, 102: 73.0}, {100: 69.0, 101: 71.5, 102: 70.0}, ("FedAdam-SSM", "Y"),
+                         metric="accuracy at the uplink shared with Y (%)", margin=2.0)
+    claim = C.judge("F2.1", "t", "s", [a, b])
+    [row] = pilot.design_rows([claim])
+    want = max(S.seeds_needed([1.0, 2.5, 0.5], 1.0, m=2, upper=True), S.seeds_needed([1.0, -0.5, 3.0], 2.0, m=2,
+                                                                                      upper=True))
+    assert row == {"claim": "F2.1", "pilot verdict": claim.status, "comparisons": 2, "seeds needed": want}
+    assert want > max(S.seeds_needed([1.0, 2.5, 0.5], 1.0, m=2), S.seeds_needed([1.0, -0.5, 3.0], 2.0, m=2))
 
 
 def test_design_lines_mark_an_inconclusive_claim_with_too_few_seeds_underpowered():
@@ -167,12 +168,13 @@ def test_design_lines_mark_an_inconclusive_claim_with_too_few_seeds_underpowered
     sure = C.judge("T1.4", "t", "s", [_cmp("FedAdam-SSM", BETTER[0], "SSM_V", BETTER[1])])
     other = C.judge("X9", "t", "s", [_cmp("FedAdam-SSM", BETTER[0], "SSM_V", BETTER[1])])
     designs.annotate([tie, sure, other], 5)
-    assert tie.status == C.INCONCLUSIVE and tie.evidence[-1] == (
-        "design (fixed at 4780f42 on pilot seeds 100–102): margin Comm. × 0.37; seeds needed 11 (median) / 70 "
-        "(largest) over the comparisons, 5 run; inconclusive (underpowered)")
-    assert sure.evidence[-1].endswith("9 (largest) over the comparisons, 5 run")      # confirmed: decided
+    assert tie.status == C.INCONCLUSIVE and tie.cause == C.UNDERPOWERED and tie.underpowered
+    assert tie.evidence[-1].startswith(f"design: seeds {designs.DESIGNS['T1.3']} needed / 5 run, pilot seeds 100, "
+                                       "101, 102, fixed at 30519c8 for evaluated seeds 5–9; regime: ")
+    assert tie.evidence[-1].endswith("; inconclusive (underpowered)")
+    assert tie.label() == f"❔ inconclusive (underpowered: {designs.DESIGNS['T1.3']} needed, 5 run)"
+    assert sure.status == C.CONFIRMED and not sure.underpowered and not sure.evidence[-1].endswith("(underpowered)")
     assert not any(e.startswith("design") for e in other.evidence)
-    assert not designs.underpowered(tie, 70)
 
 
 def test_designs_fill_the_rules_fields():
@@ -180,5 +182,6 @@ def test_designs_fill_the_rules_fields():
 
     tie = C.judge("F2.1", "t", "s", [_cmp("FedAdam-SSM", [1, 2, 3, 4, 5], "FedAdam-Top", [2, 1, 4, 3, 5])])
     designs.annotate([tie], 5)
-    assert tie.design["seeds_needed"] == 322 and tie.design["fixed_at"] == "4780f42" and tie.seeds_run == 5
+    assert tie.design["seeds_needed"] == designs.DESIGNS["F2.1"] and tie.design["fixed_at"] == "30519c8"
+    assert tie.design["seeds"] == [5, 6, 7, 8, 9] and tie.seeds_run == 5
     assert tie.underpowered and tie.design["pilot_seeds"] == [100, 101, 102]

@@ -48,7 +48,7 @@ def sides(claim):
 def test_final_side_and_rtt_side():
     res = result({1: 50, 5: 80}, {1: 20, 5: 4})
     f = sweep.final_side(res, SW, "r", 5, "L", "{:g}")
-    assert f == C.Side("L=5", DIG, "final accuracy (%)", {0: 80.0, 1: 80.25, 2: 80.4})
+    assert f == C.Side("L=5", DIG, "final accuracy (%)", {0: 80.0, 1: 80.25, 2: 80.4}, convergence="flat")
     assert all(type(s) is int and type(v) is float for s, v in f.values.items())
     r = sweep.rtt_side(res, SW, "r", 1, "L", "{:.1f}")
     assert r == C.Side("L=1.0", DIG, "rounds to 80%", {0: 20.0, 1: 21.0, 2: 20.0}, 30.0)
@@ -66,11 +66,15 @@ def test_final_side_and_rtt_side():
 def test_peak_claim_on_final_accuracy_in_full():
     c = sweep.peak_claim(result({1: 50, 5: 80, 20: 60}, status={5: "still rising"}), SW, "X", "t", "s", "q", "L",
                          "{:g}", "final", 30)
-    assert (c.id, c.text, c.source, c.quote, c.status, c.aggregate, c.rule) == (
-        "X", "t", "s", "q", C.CONFIRMED, "peak", PEAK_RULE)
-    assert c.evidence == [
-        f"better: {DIG}: L=5 80.2 vs L=1 50.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 1.87e-32, δ = 1.0",
-        f"better: {DIG}: L=5 80.2 vs L=20 60.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 1.87e-32, δ = 1.0",
+    assert (c.id, c.text, c.source, c.quote, c.status, c.aggregate, c.rule) == (   # L=5 still moving: undecided
+        "X", "t", "s", "q", C.INCONCLUSIVE, "peak", PEAK_RULE)
+    assert c.cause == C.NOT_CONVERGED
+    assert c.evidence[:2] == [
+        f"unknown: {DIG}: L=5 80.2 vs L=1 50.2; Δ = 30.0 [30.0, 30.0] (n = 3); not decided: not converged: L=5 "
+        "still rising, δ = 1.0",
+        f"unknown: {DIG}: L=5 80.2 vs L=20 60.2; Δ = 20.0 [20.0, 20.0] (n = 3); not decided: not converged: L=5 "
+        "still rising, δ = 1.0"]
+    assert c.evidence[2:] == [
         f"{DIG}: best interior value L=5; grid 1, 5, 20 (the paper's own L = 30 is outside it)",
         f"convergence: still moving at the last round on {DIG}: L=5 still rising; their final accuracies are read "
         "before the curves flatten"]
@@ -133,11 +137,13 @@ def test_monotone_claim_on_final_accuracy_in_full():
     c = sweep.monotone_claim(result({0.01: 50, 0.05: 70, 1.0: 90}, status={1.0: "still falling",
                                                                            0.05: "too short"}),
                              SW, "X", "t", "s", "q", "α", "{:g}", "final")
-    assert (c.id, c.text, c.source, c.quote, c.status, c.aggregate, c.rule) == (
-        "X", "t", "s", "q", C.CONFIRMED, "all", MONO_RULE)
+    assert (c.id, c.text, c.source, c.quote, c.status, c.aggregate, c.rule) == (   # α=1 still moving: undecided
+        "X", "t", "s", "q", C.INCONCLUSIVE, "all", MONO_RULE)
+    assert c.cause == C.NOT_CONVERGED
     assert c.evidence == [
         f"better: {DIG}: α=0.05 70.2 vs α=0.01 50.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 1.58e-32, δ = 1.0",
-        f"better: {DIG}: α=1 90.2 vs α=0.05 70.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 0, δ = 1.0",
+        f"unknown: {DIG}: α=1 90.2 vs α=0.05 70.2; Δ = 20.0 [20.0, 20.0] (n = 3); not decided: not converged: α=1 "
+        "still falling, δ = 1.0",
         f"convergence: still moving at the last round on {DIG}: α=1 still falling; their final accuracies are read "
         "before the curves flatten"]
     fin = "final accuracy (%)"
@@ -179,12 +185,9 @@ def test_peak_claim_compares_and_notes_every_row():
     c = sweep.peak_claim(two_rows(result({1: 50, 5: 80, 20: 60}),
                                   result({1: 40, 5: 70, 20: 30}, status={1: "still rising", 20: "still falling"})),
                          SW2, "X", "t", "s", "q", "L", "{:g}", "final")
-    assert c.status == C.CONFIRMED
-    assert c.evidence == [
-        f"better: {DIG}: L=5 80.2 vs L=1 50.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 2.8e-32, δ = 1.0",
-        f"better: {DIG}: L=5 80.2 vs L=20 60.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 2.8e-32, δ = 1.0",
-        "better: synthetic (mlp): L=5 70.2 vs L=1 40.2; Δ = 30.0 [30.0, 30.0] (n = 3), Holm p = 2.8e-32, δ = 1.0",
-        "better: synthetic (mlp): L=5 70.2 vs L=20 30.2; Δ = 40.0 [40.0, 40.0] (n = 3), Holm p = 2.1e-32, δ = 1.0",
+    assert c.status == C.INCONCLUSIVE and c.cause == C.NOT_CONVERGED     # the mixture's ends are still moving
+    assert [e.split(":")[0] for e in c.evidence[:4]] == ["better", "better", "unknown", "unknown"]
+    assert c.evidence[4:] == [
         f"{DIG}: best interior value L=5; grid 1, 5, 20",
         f"convergence: every L curve is flat over its last 10% of rounds on {DIG}",
         "synthetic (mlp): best interior value L=5; grid 1, 5, 20",
@@ -196,7 +199,8 @@ def test_monotone_claim_notes_every_row():
                                       result({1: 40, 5: 70, 20: 80},
                                              status={1: "still rising", 20: "still falling"})),
                              SW2, "X", "t", "s", "q", "L", "{:g}", "final")
-    assert c.status == C.CONFIRMED and len(c.comparisons) == 4
+    assert c.status == C.INCONCLUSIVE and c.cause == C.NOT_CONVERGED and len(c.comparisons) == 4
+    assert [x["outcome"] for x in c.comparisons] == ["unknown", "unknown", "unknown", "unknown"]
     assert c.evidence[4:] == [
         f"convergence: still moving at the last round on {DIG}: L=5 still rising; their final accuracies are read "
         "before the curves flatten", MOVING_Q]

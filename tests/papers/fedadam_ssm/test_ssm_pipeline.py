@@ -72,13 +72,15 @@ def test_figure2_plots_exactly_table1s_runs_and_dvc_wires_it():
     s2 = load_settings("fedadam_ssm_fig2", "embedded", params_file=PARAMS, schema=fig2.PARAMS)
     c1, c2 = table1.configs(s1), fig2.configs(s2)
     n = (3 * 2 * 8 + 3) * len(s1["seeds"])          # 3 rows × 2 distributions × 8 methods, and the CNN row's 3 (IID)
-    extra = 3 * 2 * 3 * len(s1["seeds"])             # the ablation: 1-bit Adam at T_w = 2, 4; Efficient Adam, L = 1
+    extra = 3 * 2 * 4 * len(s1["seeds"])             # the ablation: 1-bit Adam at T_w = 2, 4; Efficient Adam at L = 1
+    #                                                  and with a 4-bit stochastic quantiser
     assert len(s1["seeds"]) >= 5 and len(c1) == n + extra
     fps = [RunConfig.from_dict(c).fingerprint() for c in c2]
     assert [RunConfig.from_dict(c).fingerprint() for c in c1[:n]] == fps[:n]       # Figure 2: Table I's runs, and
     assert sorted(RunConfig.from_dict(c).fingerprint() for c in c1[n:]) == sorted(fps[n:])   # its baselines' variants
-    assert {(c["algorithm"], c.get("warmup_rounds"), c["local_steps"]) for c in c1[n:]} == {
-        ("onebit_adam", 2, 5), ("onebit_adam", 4, 5), ("efficient_adam", None, 1)}
+    assert {(c["algorithm"], c.get("warmup_rounds"), c["local_steps"], c.get("quantizer")) for c in c1[n:]} == {
+        ("onebit_adam", 2, 5, None), ("onebit_adam", 4, 5, None), ("efficient_adam", None, 1, "sign"),
+        ("efficient_adam", None, 5, "stochastic")}
     cnn = [c for c in c1 if c["dataset"] == "photo32"]
     assert {(c["algorithm"], c["model"], c["partition"]) for c in cnn} == {
         (a, "cnn_mnist", "iid") for a in ("fedadam_ssm", "fedadam_top", "fedadam_local")}

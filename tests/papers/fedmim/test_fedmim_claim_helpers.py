@@ -197,7 +197,7 @@ def test_inconsistent_note_and_missing_rows():
     assert got == {"id": "X2", "text": "t", "source": "s", "status": C.NOT_TESTABLE,
                    "evidence": [f"not testable at this scale: {reason}", "(for information) a"], "rule": "",
                    "kind": "table", "quote": "q", "aggregate": "all", "comparisons": [], "reason": reason,
-                   "design": None, "seeds_run": None, "underpowered": False}
+                   "design": None, "seeds_run": None, "underpowered": False, "cause": "", "ranges": []}
     bare = M.missing_rows("X3", "t", "s", {"profile": "paper"}, ["cifar10"]).to_dict()
     assert (bare["kind"], bare["quote"], bare["evidence"]) == (
         "sentence", "", ["not testable at this scale: the paper block does not run a stand-in for CIFAR-10"])
