@@ -37,6 +37,8 @@ PINNED = {"font.family": "sans-serif", "font.sans-serif": ["DejaVu Sans"], "svg.
 
 #: the columns of a figure's curves file (the DVC plot's x, y and grouping: fedlib/reporting/plot_template.json)
 CURVE_COLUMNS = ("panel", "series", "x", "y")
+#: a longer series is thinned to this many evenly spaced points (its first and last kept) in the curves file
+MAX_POINTS = 100
 
 
 def theme() -> None:
@@ -64,12 +66,20 @@ INTERVAL_TEXT = "mean over seeds with its 95 % t-interval"
 
 def keep(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, series: str = "method", panel: str | None = None
          ) -> None:
-    """Record what a panel shows as curves (mean of `y` over the rows at each `x`, per `series`) for the figure's
-    data file; `panel` names the panel (default: the axes' title, set before or after)."""
-    means = frame.groupby([series, x], sort=False)[y].mean().reset_index()
+    """Record what a panel shows as curves (mean of `y` over the rows at each `x`, per `series`; a series longer
+    than MAX_POINTS thinned) for the figure's data file; `panel` names the panel (default: the axes' title, set
+    before or after)."""
+    means = frame.groupby([series, x], sort=False)[y].mean().reset_index().sort_values(x, kind="stable")
+    means = means.iloc[np.concatenate([rows[_thin(len(rows))] for rows in
+                                       means.groupby(series, sort=False).indices.values()])]
     kept = ax.figure.__dict__.setdefault("_fedlib_curves", [])
     kept.append((ax, panel, pd.DataFrame({"series": means[series].astype(str), "x": means[x].astype(float),
                                           "y": means[y].astype(float)})))
+
+
+def _thin(n: int) -> np.ndarray:
+    """Positions of at most MAX_POINTS of a series' n points, evenly spaced, the first and the last kept."""
+    return np.unique(np.linspace(0, n - 1, min(n, MAX_POINTS)).round().astype(int))
 
 
 def curves_frame(fig: plt.Figure) -> pd.DataFrame:

@@ -68,3 +68,13 @@ def test_a_figure_drawn_twice_is_the_same_bytes_in_the_pinned_font(tmp_path):
     assert plt.rcParams["font.sans-serif"] == ["DejaVu Sans"] and plt.rcParams["svg.hashsalt"] == "fedlib"
     svg = (tmp_path / "f0.svg").read_text()
     assert "<dc:date>" not in svg and "DejaVuSans" in svg
+
+
+def test_a_long_series_is_thinned_to_evenly_spaced_points_with_both_ends():
+    fig, ax = plt.subplots()
+    frame = pd.DataFrame({"method": "A", "round": np.arange(1000, 0, -1), "acc": np.arange(1000, 0, -1) * 0.5})
+    F.keep(ax, frame, "round", "acc", panel="p")
+    data = F.curves_frame(fig)
+    assert len(data) == F.MAX_POINTS and data["x"].iloc[0] == 1 and data["x"].iloc[-1] == 1000
+    assert data["x"].is_monotonic_increasing and (data["y"] == data["x"] * 0.5).all()
+    plt.close(fig)
