@@ -79,7 +79,7 @@ def keep(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, series: str = "metho
 
 def _thin(n: int) -> np.ndarray:
     """Positions of at most MAX_POINTS of a series' n points, evenly spaced, the first and the last kept."""
-    return np.unique(np.linspace(0, n - 1, min(n, MAX_POINTS)).round().astype(int))
+    return np.unique(np.linspace(0, n - 1, min(n, MAX_POINTS)).astype(int))
 
 
 def curves_frame(fig: plt.Figure) -> pd.DataFrame:

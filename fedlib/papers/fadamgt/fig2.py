@@ -202,7 +202,8 @@ def caption(result: dict, settings: Mapping[str, Any]) -> str:
     run = settings["run"]
     text += (f"; n={run['n_clients']}, S={run['clients_per_round']}, Y={run['tracking_size']}, "
              f"K ∈ {{{', '.join(map(str, settings['local_steps_grid']))}}}, Dirichlet α={run['alpha']}, "
-             f"{len(settings['seeds'])} seeds, {F.INTERVAL_TEXT}; one colour, line style and marker per method; dotted line "
+             f"{len(settings['seeds'])} seeds, {F.INTERVAL_TEXT}; one colour, line style and marker per method; "
+             "dotted line "
              "= target. ")
     same = result["coincident"]
     text += ("Coinciding curves (identical mean accuracy at every round): " + "; ".join(same) + "." if same else

@@ -237,7 +237,8 @@ def caption(result: dict, settings: Mapping[str, Any], level: str) -> str:
         same += [f"{K.data_label(settings, row)}: {c}" for c in K.coincide(d, result["order"])]
     hp = settings["tuned"][level]
     text = (f"{settings['profile']} scale, {level} heterogeneity ({lv['partition']}, b = {lv['batch_size']}, "
-            f"q = {lv['local_steps']}); N = {run['n_clients']}; {len(settings['seeds'])} seeds, {F.INTERVAL_TEXT}, log scale. ")
+            f"q = {lv['local_steps']}); N = {run['n_clients']}; {len(settings['seeds'])} seeds, {F.INTERVAL_TEXT}, "
+            "log scale. ")
     if same:
         text += ("Curves that lie on top of each other (distinct line styles and markers tell them apart): "
                  + "; ".join(same) + ".")

@@ -34,8 +34,8 @@ from fedlib.papers.fedadam_ssm.common import (
     stand_ins,
 )
 from fedlib.reporting import claims as C
-from fedlib.reporting import figures as F
 from fedlib.reporting import convergence, profiles, schema
+from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
 from fedlib.reporting.grid import Cell, configs_of, labels_of
 from fedlib.reporting.tables import markdown_table, round_floats
@@ -386,8 +386,8 @@ def plot(result: dict, log_x: bool = True):
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     block = result["block"]
     log_x = settings.get("log_x", True)
-    caption = (f"{settings['profile']} scale; {len(block['seeds'])} seeds, {F.INTERVAL_TEXT}; x: cumulative uplink bits "
-               f"per device in Mbit (2^20 bits){', log scale' if log_x else ''}; dotted line: the Table I target. "
+    caption = (f"{settings['profile']} scale; {len(block['seeds'])} seeds, {F.INTERVAL_TEXT}; x: cumulative uplink "
+               f"bits per device in Mbit (2^20 bits){', log scale' if log_x else ''}; dotted line: the Table I target. "
                "Each run lasts until its uplink budget or round cap (Table I's runs); each method has its own colour, "
                "line style and marker. " + coincidence_text(result))
     fig = plot(result, log_x)
