@@ -179,7 +179,7 @@ def plot(result: dict, settings: Mapping[str, Any]):
 
     F.theme()
     ks = sorted(result["acc"]["local_steps"].unique())
-    fig, axes = plt.subplots(len(ks), 2, figsize=(11, 3.3 * len(ks) + 1.1), squeeze=False, sharey="row")
+    fig, axes = plt.subplots(len(ks), 2, figsize=(12.6, 3.3 * len(ks) + 1.1), squeeze=False, sharey="row")
     entry = settings["datasets"][settings["rows"][0]]
     for i, k in enumerate(ks):
         data = result["acc"][result["acc"]["local_steps"] == k]
@@ -191,7 +191,7 @@ def plot(result: dict, settings: Mapping[str, Any]):
             ax.axhline(100 * entry["target_acc"], color="black", linestyle=":", linewidth=1, label="target")
             ax.set_xlabel(xlabel)
             ax.set_ylabel("test accuracy (%)")
-    axes[0, 1].legend(fontsize=8.5, loc="lower right", ncol=2)
+    axes[0, 1].legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.02, 1.0))      # outside: it hides no curve
     return fig
 
 

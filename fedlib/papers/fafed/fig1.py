@@ -197,7 +197,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     entry = settings["datasets"][row]
     F.theme()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    K.loss_panel(axes[0], result["frame"], result["order"], legend=False)
+    K.loss_panel(axes[0], result["frame"], result["order"])
     axes[0].set_xticks(range(1, int(result["frame"]["round"].max()) + 1, 2))
     # the loss axis spans round 1 to the end at full height: with ρ = 0.1 no first round sits far above the band
     # (4.6-5.1) where F1.1-F1.3 are decided, so no inset or clipped axis is needed (issue 38)

@@ -366,10 +366,9 @@ def plot(result: dict, log_x: bool = True):
             if len(sub):
                 F.curves(ax, sub, "uplink_mbit", "test_acc", order, palette=PALETTE,
                          dashes={m: s for m, (s, _) in STYLES.items()},
-                         markers={m: mk for m, (_, mk) in STYLES.items()}, legend=False)
-            if not runs_cell(block, row, dist):
-                ax.axis("off")
-                ax.set_title(f"{run_label(block, row)} — {P.SETTING_NAMES.get(dist, dist)}: not run", fontsize=10)
+                         markers={m: mk for m, (_, mk) in STYLES.items()})
+            if not runs_cell(block, row, dist):          # named in the caption (not_run), not drawn
+                fig.delaxes(ax)
                 continue
             ax.axhline(100 * block["targets"][row][dist], color="black", linestyle=":", linewidth=1)
             if log_x:
@@ -377,10 +376,18 @@ def plot(result: dict, log_x: bool = True):
             ax.set_xlabel("cumulative uplink per device (Mbit)")
             ax.set_ylabel("test accuracy (%)")
             ax.set_title(f"{run_label(block, row)} — {P.SETTING_NAMES.get(dist, dist)}", fontsize=10)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    handles, labels = handles[:len(order)], labels[:len(order)]
+    legends = [ax for ax in axes.flat if ax.get_legend() is not None]
+    handles, labels = legends[0].get_legend_handles_labels()
+    for ax in legends:                                      # drawn once, in its own row above the panels
+        ax.get_legend().remove()
     legend_ax.legend(handles, labels, loc="center", ncol=len(labels), fontsize=8.5, frameon=False, handlelength=3.2)
     return fig
+
+
+def not_run(block: Mapping[str, Any]) -> list[str]:
+    """The panels (data — distribution) the block does not run."""
+    return [f"{run_label(block, row)} — {P.SETTING_NAMES.get(dist, dist)}" for dist in block["distributions"]
+            for row in block["rows"] if not runs_cell(block, row, dist)]
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
@@ -389,7 +396,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     caption = (f"{settings['profile']} scale; {len(block['seeds'])} seeds, {F.INTERVAL_TEXT}; x: cumulative uplink "
                f"bits per device in Mbit (2^20 bits){', log scale' if log_x else ''}; dotted line: the Table I target. "
                "Each run lasts until its uplink budget or round cap (Table I's runs); each method has its own colour, "
-               "line style and marker. " + coincidence_text(result))
+               "line style and marker. " + coincidence_text(result)
+               + "".join(f" Not run at this scale, so not drawn: {', '.join(m)}." for m in [not_run(block)] if m))
     fig = plot(result, log_x)
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     notes.append(f"This page reads the runs of Table I (`{block['section']}`, profile {block['profile']}; under "
