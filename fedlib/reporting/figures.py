@@ -1,15 +1,18 @@
-"""Figure helpers: one consistent style, readable axes and legends, a caption line, PNG + SVG output.
+"""Figure helpers: seaborn's paper theme, one plotting helper per figure kind, PNG + SVG + the curves as data.
 
-The style is seaborn's "whitegrid" theme at its "paper" context, font scale 1.15, written out as matplotlib rc values
-(`STYLE`): importing seaborn (and through it scipy.stats) cost about 2 s of every figure stage's start-up, for a
-theme.
-
-Files are written deterministically (fixed SVG hash salt, no creation date), so regenerating a figure from the same
-numbers gives the same bytes and committed artefacts do not churn.
+* `theme()`: seaborn's "whitegrid" theme at its "paper" context, with what makes files the same bytes on every host
+  pinned: the font (DejaVu Sans, shipped with matplotlib; seaborn's list starts with Arial, which some hosts have),
+  the SVG hash salt, no creation date or software in the files.
+* `curves(ax, frame, x, y, ...)`: one line per method from a tidy per-seed frame (one row per method, seed, x), the
+  band seaborn draws from the seeds: the 95 % t-interval of the mean (`ERRORBAR`, the interval the claims use;
+  deterministic, unlike a bootstrap).
+* `points(ax, frame, x, y, ...)`: the same for a swept setting (markers and interval bars, no band).
+* `keep(ax, frame, ...)`: records the series a panel shows (panel, series, x, y = the mean over seeds); `save_figure`
+  writes them as `<stem>_curves.csv`, which dvc.yaml declares as a DVC plot (fedlib/reporting/stages.py), so
+  `dvc plots show` / `dvc plots diff` draw the same curves from data and overlay two revisions.
 """
 from __future__ import annotations
 
-import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,9 +23,6 @@ matplotlib.use("Agg")  # headless: notebooks run under papermill and in CI
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from cycler import cycler  # noqa: E402
-
-from fedlib.reporting.tables import cap_cost  # noqa: E402
 
 PALETTE = {
     "FedAvg": "#7f7f7f", "SCAFFOLD": "#bcbd22", "LocalAdam": "#1f77b4", "FedLADA": "#9467bd",
@@ -30,36 +30,125 @@ PALETTE = {
 }
 MARKERS = {"FedAvg": "s", "SCAFFOLD": "D", "LocalAdam": "o", "FedLADA": "v", "FAdamET": "^", "FAdamGT": "P"}
 
+#: what is pinned on top of seaborn's theme so that a figure is the same bytes on any host
+PINNED = {"font.family": "sans-serif", "font.sans-serif": ["DejaVu Sans"], "svg.hashsalt": "fedlib",
+          "figure.dpi": 100, "savefig.dpi": 150, "axes.titleweight": "bold", "legend.frameon": True,
+          "legend.framealpha": 0.9}
 
-#: seaborn 0.13's set_theme(context="paper", style="whitegrid", font_scale=1.15), as the rc values it changes
-#: (its "deep" colour cycle included), so figures keep their look without importing seaborn. The sizes are the floats
-#: seaborn computes (12 * 0.8 * 1.15 = 11.040000000000001): rounder values move the layout by an ulp, which leaves the
-#: PNGs alone but changes the SVGs' clip-path ids
-STYLE = {
-    "axes.axisbelow": True, "axes.edgecolor": ".8", "axes.grid": True, "axes.labelcolor": ".15",
-    "axes.labelsize": 11.040000000000001, "axes.linewidth": 1.0, "axes.titlesize": 11.040000000000001,
-    "axes.prop_cycle": cycler("color", ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
-                                        "#8c8c8c", "#ccb974", "#64b5cd"]),
-    "font.sans-serif": ["Arial", "DejaVu Sans", "Liberation Sans", "Bitstream Vera Sans", "sans-serif"],
-    "font.size": 11.040000000000001, "grid.color": ".8", "legend.fontsize": 10.12,
-    "legend.title_fontsize": 11.040000000000001,
-    "lines.linewidth": 1.2000000000000002, "lines.markersize": 4.800000000000001, "lines.solid_capstyle": "round",
-    "patch.edgecolor": "w", "patch.force_edgecolor": True, "patch.linewidth": 0.8, "text.color": ".15",
-    "xtick.bottom": False, "xtick.color": ".15", "xtick.labelsize": 10.12, "xtick.major.size": 4.800000000000001,
-    "xtick.major.width": 1.0, "xtick.minor.size": 3.2, "xtick.minor.width": 0.8,
-    "ytick.color": ".15", "ytick.labelsize": 10.12, "ytick.left": False, "ytick.major.size": 4.800000000000001,
-    "ytick.major.width": 1.0, "ytick.minor.size": 3.2, "ytick.minor.width": 0.8,
-}
+#: the columns of a figure's curves file (the DVC plot's x, y and grouping: fedlib/reporting/plot_template.json)
+CURVE_COLUMNS = ("panel", "series", "x", "y")
+#: a longer series is thinned to this many evenly spaced points (its first and last kept) in the curves file
+MAX_POINTS = 100
 
 
-def setup_style() -> None:
-    plt.rcParams.update(STYLE)
-    plt.rcParams.update({"svg.hashsalt": "fedlib", "figure.dpi": 100, "savefig.dpi": 150,
-                         "axes.titleweight": "bold", "legend.frameon": True, "legend.framealpha": 0.9})
+def theme() -> None:
+    import seaborn as sns
+
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.15, rc=PINNED)
+
+
+def t_interval(values) -> tuple[float, float]:
+    """The 95 % t-interval of the mean of `values` (the seeds); the mean itself for fewer than two values."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    m = float(v.mean())
+    if len(v) < 2:
+        return m, m
+    half = float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
+    return m - half, m + half
+
+
+#: seaborn's errorbar for every band and bar: the 95 % t-interval over seeds
+ERRORBAR = t_interval
+INTERVAL_TEXT = "mean over seeds with its 95 % t-interval"
+
+
+def keep(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, series: str = "method", panel: str | None = None
+         ) -> None:
+    """Record what a panel shows as curves (mean of `y` over the rows at each `x`, per `series`; a series longer
+    than MAX_POINTS thinned) for the figure's data file; `panel` names the panel (default: the axes' title, set
+    before or after)."""
+    means = frame.groupby([series, x], sort=False)[y].mean().reset_index().sort_values(x, kind="stable")
+    means = means.iloc[np.concatenate([rows[_thin(len(rows))] for rows in
+                                       means.groupby(series, sort=False).indices.values()])]
+    kept = ax.figure.__dict__.setdefault("_fedlib_curves", [])
+    kept.append((ax, panel, pd.DataFrame({"series": means[series].astype(str), "x": means[x].astype(float),
+                                          "y": means[y].astype(float)})))
+
+
+def _thin(n: int) -> np.ndarray:
+    """Positions of at most MAX_POINTS of a series' n points, evenly spaced, the first and the last kept."""
+    return np.unique(np.linspace(0, n - 1, min(n, MAX_POINTS)).astype(int))
+
+
+def curves_frame(fig: plt.Figure) -> pd.DataFrame:
+    """The series `keep` recorded on `fig`, panel by panel (a panel without its own name: its axes' title)."""
+    parts = []
+    for ax, panel, frame in fig.__dict__.get("_fedlib_curves", []):
+        parts.append(frame.assign(panel=panel if panel is not None else ax.get_title()))
+    if not parts:
+        return pd.DataFrame(columns=list(CURVE_COLUMNS))
+    return pd.concat(parts, ignore_index=True)[list(CURVE_COLUMNS)]
+
+
+def curves(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, order: Sequence[str], hue: str = "method",
+           palette: Mapping[str, str] | None = None, dashes: Mapping[str, object] | None = None,
+           markers: Mapping[str, str] | None = None, legend: bool = True) -> None:
+    """One line per `hue` value in `order` (mean over the seeds at each `x`) with its interval band; records the
+    curves (`keep`)."""
+    import seaborn as sns
+
+    order = [m for m in order if (frame[hue] == m).any()]
+    data = frame[frame[hue].isin(order)]
+    sns.lineplot(data=data, x=x, y=y, hue=hue, hue_order=order, style=hue, style_order=order,
+                 palette=_colours(order, palette),
+                 dashes=[_dash((dashes or {}).get(m, "solid")) for m in order] if dashes else True,
+                 markers=[(markers or MARKERS).get(m, "o") for m in order], markevery=_every(data, x),
+                 errorbar=ERRORBAR, err_kws={"alpha": 0.15, "linewidth": 0}, linewidth=1.5, markersize=5,
+                 legend=legend, ax=ax)
+    keep(ax, data, x, y, series=hue)
+
+
+def points(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, order: Sequence[str], hue: str = "method",
+           palette: Mapping[str, str] | None = None, legend: bool = True) -> None:
+    """A swept setting: the mean over seeds per `x` with interval bars, one marker and line per `hue` value."""
+    import seaborn as sns
+
+    order = [m for m in order if (frame[hue] == m).any()]
+    data = frame[frame[hue].isin(order)]
+    sns.lineplot(data=data, x=x, y=y, hue=hue, hue_order=order, style=hue, style_order=order,
+                 palette=_colours(order, palette),
+                 markers=[MARKERS.get(m, "o") for m in order], dashes=False, errorbar=ERRORBAR, err_style="bars",
+                 err_kws={"capsize": 3}, markersize=7, linewidth=1.5, legend=legend, ax=ax)
+    keep(ax, data, x, y, series=hue)
+
+
+def _colours(order: Sequence[str], palette: Mapping[str, str] | None) -> dict:
+    """Each name's colour from `palette` (default PALETTE), else seaborn's colour at its position."""
+    import seaborn as sns
+
+    return {m: (palette or PALETTE).get(m) or c for m, c in zip(order, sns.color_palette(n_colors=len(order)))}
+
+
+def _dash(style) -> tuple | str:
+    """A matplotlib line style ("solid", "-", "--", "-.", ":" or (offset, (on, off, ...))) as seaborn's dash
+    spec."""
+    named = {"solid": "", "-": "", "--": (4, 1.5), "-.": (4, 1.5, 1, 1.5), ":": (1, 1.5)}
+    return named[style] if isinstance(style, str) else tuple(style[1])
+
+
+def _every(data: pd.DataFrame, x: str) -> int:
+    return max(1, data[x].nunique() // 8)
 
 
 def save_figure(fig: plt.Figure, stem: str | Path, caption: str | None = None) -> list[Path]:
-    """Add the caption line under the axes and write `<stem>.png` and `<stem>.svg`; returns the paths."""
+    """Add the caption line under the axes and write `<stem>.png`, `<stem>.svg` and the curves the figure's panels
+    recorded (`keep`) as `<stem>_curves.csv`; returns the paths. A figure that recorded no curves is refused."""
+    data = curves_frame(fig)
+    if data.empty:
+        raise ValueError(f"figure {Path(stem).name}: no panel recorded its curves (figures.keep), so there is no "
+                         "data file for its DVC plot")
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     if caption:
@@ -69,50 +158,11 @@ def save_figure(fig: plt.Figure, stem: str | Path, caption: str | None = None) -
         fig.tight_layout(rect=(0, 0.025 + 0.028 * nlines * 6 / fig.get_figheight(), 1, 1))
     else:
         fig.tight_layout()
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg"), stem.parent / f"{stem.name}_curves.csv"]
     fig.savefig(paths[0], metadata={"Software": None})
     fig.savefig(paths[1], metadata={"Date": None, "Creator": None})
+    data.to_csv(paths[2], index=False, float_format="%.6g")
     return paths
-
-
-def cost_plot(ax: plt.Axes, agg: pd.DataFrame, x: str, metric: str, hue: str = "method",
-              order: Sequence[str] | None = None, log_x: bool = False, legend: bool = True) -> None:
-    """Cost (rounds or comm) to target against a swept setting, mean ± sd over seeds.
-
-    Points whose seeds did not all reach the target are drawn at the cap with a hollow marker and labelled
-    "> cap" in the legend, so a missing point is never mistaken for a cheap one.
-    """
-    order = order or list(dict.fromkeys(agg[hue]))
-    drew_censored = False
-    for name in order:
-        g = agg[agg[hue] == name].sort_values(x)
-        if g.empty:
-            continue
-        color, marker = PALETTE.get(name), MARKERS.get(name, "o")
-        ok = g[g["n_reached"] == g["n_seeds"]]
-        ax.errorbar(ok[x], ok[f"{metric}_mean"], yerr=ok[f"{metric}_std"].fillna(0.0), color=color, marker=marker,
-                    capsize=3, linewidth=1.6, markersize=6, label=name)
-        cens = g[g["n_reached"] < g["n_seeds"]]
-        if len(cens):
-            capv = cap_cost(cens, metric)
-            ax.scatter(cens[x], capv, facecolors="none", edgecolors=color, marker=marker, s=60, linewidths=1.5)
-            drew_censored = True
-    if drew_censored:
-        ax.scatter([], [], facecolors="none", edgecolors="black", marker="o", s=60, label="not reached (> cap)")
-    if log_x:
-        ax.set_xscale("log")
-    if legend:
-        ax.legend(fontsize=9)
-
-
-def hline_band(ax: plt.Axes, mean: float, std: float, label: str, color: str | None = None) -> None:
-    """A horizontal reference (e.g. a baseline that does not depend on the swept setting), ±1 sd band."""
-    color = color or PALETTE.get(label, "black")
-    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
-        return
-    ax.axhline(mean, color=color, linestyle="--", linewidth=1.4, label=f"{label} (baseline)")
-    if std is not None and not (isinstance(std, float) and math.isnan(std)):
-        ax.axhspan(mean - std, mean + std, color=color, alpha=0.12, linewidth=0)
 
 
 def accuracy_frame(records: Sequence[dict], names: Mapping[str, str], extra: Sequence[str] = ()) -> pd.DataFrame:
@@ -130,41 +180,3 @@ def accuracy_frame(records: Sequence[dict], names: Mapping[str, str], extra: Seq
                 row[key] = cfg[key]
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-def nice_ticks(values: Sequence[float]) -> list[float]:
-    return sorted(set(float(v) for v in values if v is not None and np.isfinite(v)))
-
-
-def cost_figure(agg: pd.DataFrame, x: str, xlabel: str, order: Sequence[str], rows: Sequence[tuple[str, object]],
-                row_key: str | None, baseline: str | None = None, log_x: bool = True, xticks=None) -> plt.Figure:
-    """Rows of (rounds, comm) panels against a swept setting `x`; `rows` = (title, value of `row_key`) per panel
-    row; an optional baseline (a method that does not use `x`) is drawn as a horizontal band, or at its cap."""
-    setup_style()
-    fig, axes = plt.subplots(len(rows), 2, figsize=(11, 3.6 * len(rows) + 0.9), squeeze=False)
-    for i, (label, value) in enumerate(rows):
-        data = agg if row_key is None else agg[agg[row_key] == value]
-        for j, (metric, ylabel) in enumerate((("rounds", "global iterations to target"),
-                                              ("comm", "communication per client to target"))):
-            ax = axes[i, j]
-            cost_plot(ax, data[data["method"] != baseline] if baseline else data, x, metric, order=order,
-                      log_x=log_x, legend=False)
-            if baseline:
-                b = data[data["method"] == baseline]
-                if len(b):
-                    b = b.iloc[0]
-                    if b["n_reached"] == b["n_seeds"]:
-                        hline_band(ax, b[f"{metric}_mean"], b[f"{metric}_std"], baseline)
-                    else:
-                        capv = cap_cost(b, metric)
-                        ax.axhline(capv, color=PALETTE.get(baseline), linestyle="--",
-                                   label=f"{baseline} (baseline): >{capv:g}")
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel(ylabel)
-            if xticks is not None:
-                ax.set_xticks(list(xticks))
-                ax.set_xticklabels([f"{t:g}" for t in xticks])
-                ax.minorticks_off()
-            ax.set_title(label)
-            ax.legend(fontsize=8.5)
-    return fig

@@ -172,7 +172,7 @@ def write_index(reports_dir: str | Path) -> Path:
 
     # README.md and scorecard.md together or not at all (staged, checked, renamed in a row)
     write_files(root, "index", lambda folder: [write_text(folder / "README.md", "\n".join(lines)),
-                                                  write_scorecard(root, metas, into=folder)])
+                                                  *write_scorecard(root, metas, into=folder)])
     return root / "README.md"
 
 
@@ -189,12 +189,15 @@ def scorecard_rows(metas: Sequence[tuple[Path, Mapping[str, Any]]], root: Path) 
     return scorecard.rows(metas, root)
 
 
-def write_scorecard(root: Path, metas: Sequence[tuple[Path, Mapping[str, Any]]], into: Path | None = None) -> Path:
-    """reports/scorecard.md (fedlib/reporting/scorecard.py), written into `into` instead of `root` when given: the
-    index's staging folder."""
-    from fedlib.reporting import scorecard
+def write_scorecard(root: Path, metas: Sequence[tuple[Path, Mapping[str, Any]]], into: Path | None = None
+                    ) -> list[Path]:
+    """reports/scorecard.md (fedlib/reporting/scorecard.py) and its summary figure (fedlib/reporting/summary.py),
+    written into `into` instead of `root` when given: the index's staging folder."""
+    from fedlib.reporting import scorecard, summary
 
-    return write_text((into or root) / "scorecard.md", scorecard.markdown(metas, root))
+    folder = into or root
+    figure, text = summary.write(metas, scorecard.rows(metas, root), folder, root)
+    return [*figure, write_text(folder / "scorecard.md", scorecard.markdown(metas, root, text))]
 
 
 def command(settings: Mapping[str, Any]) -> str:

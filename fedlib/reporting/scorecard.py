@@ -217,7 +217,8 @@ def _effect_cell(row: Mapping) -> str:
     return head
 
 
-def markdown(metas: Sequence[tuple[Path, Mapping[str, Any]]], root: Path) -> str:
+def markdown(metas: Sequence[tuple[Path, Mapping[str, Any]]], root: Path, summary: str = "") -> str:
+    """The page; `summary` (the summary figure's section, fedlib/reporting/summary.py) opens it."""
     from fedlib.reporting.claims import ICON, INTERVAL_TEXT, verdict_label
 
     all_rows = rows(metas, root)
@@ -228,7 +229,7 @@ def markdown(metas: Sequence[tuple[Path, Mapping[str, Any]]], root: Path) -> str
              "seed, Holm-adjusted within a claim, δ = the smallest effect of interest of the compared quantity). "
              "Claims that rest on the same comparison (the same runs, the same quantity) with the same verdict form "
              "a group and count once among the independent observations.", "",
-             "## What the replication concludes", ""]
+             *([summary, ""] if summary else []), "## What the replication concludes", ""]
     for paper in papers:
         lines += [paragraph(paper, [r for r in all_rows if r["paper"] == paper]), ""]
     heads = " | ".join(f"{h}" for _, h in COLUMNS)

@@ -47,7 +47,7 @@ stages:
 """
 
 #: what the reports index is built by (its stage's code dependencies besides every artefact's json)
-INDEX_CODE = ("fedlib/reporting/report.py", "fedlib/reporting/index.py")
+INDEX_CODE = ("fedlib/reporting/report.py", "fedlib/reporting/index.py", "fedlib/reporting/summary.py")
 
 
 def registry() -> list[A.Artefact]:
@@ -66,10 +66,31 @@ def _kept(path: str, cache: bool = False) -> list[str]:
 
 
 def report_files(art: A.Artefact) -> list[str]:
-    """reports/<paper>/<name>.md, .csv, then each figure's .png and .svg (then come the json and the metrics)."""
+    """reports/<paper>/<name>.md, .csv, then each figure's .png, .svg and curves (then come the json and the
+    metrics)."""
     stem = f"{art.reports_dir.as_posix()}/{art.name}"
     return [f"{stem}.md", f"{stem}.csv",
-            *(f"{stem}{suffix}.{ext}" for suffix in art.figures for ext in ("png", "svg"))]
+            *(f"{stem}{suffix}{ext}" for suffix in art.figures for ext in (".png", ".svg", CURVES))]
+
+
+#: a figure's curves file (fedlib/reporting/figures.py: panel, series, x, y), declared as a DVC plot drawn with
+#: PLOT_TEMPLATE: one facet per panel, one colour per series, one dash per revision (`dvc plots diff` overlays them)
+CURVES = "_curves.csv"
+PLOT_TEMPLATE = "fedlib/reporting/plot_template.json"
+
+
+def plots(arts: list[A.Artefact]) -> list[str]:
+    """dvc.yaml's `plots:`: each figure's curves as a data series (x, y, grouped by panel and series), then its PNG."""
+    lines = []
+    for a in arts:
+        for suffix in a.figures:
+            stem = f"{a.reports_dir.as_posix()}/{a.name}{suffix}"
+            title = _quoted(f"{a.stage}{suffix}: {a.desc}", f"{a.section} DESC")
+            lines += [f"  - {stem}{CURVES}:", "      x: x", "      y: y", f"      template: {PLOT_TEMPLATE}",
+                      f"      title: {title}"]
+    lines += [f"  - reports/scorecard_summary{CURVES}:", "      x: x", "      y: y", f"      template: {PLOT_TEMPLATE}",
+              '      title: "reports_index: the scorecard summary (verdict counts, performance profiles)"']
+    return lines + [f"  - {a.reports_dir.as_posix()}/{a.name}{suffix}.png" for a in arts for suffix in a.figures]
 
 
 def stage(art: A.Artefact) -> str:
@@ -112,15 +133,16 @@ def index_stage(arts: list[A.Artefact]) -> str:
              *(f"      - {path}" for path in INDEX_CODE),
              *(f"      - {a.reports_dir.as_posix()}/{a.name}.json" for a in arts),
              "    outs:", "      - reports/README.md:", "          cache: false", "      - reports/scorecard.md:",
-             "          cache: false"]
+             "          cache: false",
+             *(line for ext in (".png", ".svg", CURVES) for line in (f"      - reports/scorecard_summary{ext}:",
+                                                                      "          cache: false"))]
     return "\n".join(lines) + "\n"
 
 
 def dvc_yaml() -> str:
     arts = registry()
-    plots = [f"  - {a.reports_dir.as_posix()}/{a.name}{suffix}.png" for a in arts for suffix in a.figures]
     return (HEADER + "".join(stage(a) + "\n" for a in arts) + index_stage(arts) + "\nplots:\n"
-            + "\n".join(plots) + "\n")
+            + "\n".join(plots(arts)) + "\n")
 
 
 def main() -> int:

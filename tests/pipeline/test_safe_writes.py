@@ -169,14 +169,14 @@ def test_a_failing_rename_puts_the_previous_files_back(committed, cache, monkeyp
     def replace(src, dst):
         if Path(dst).parent == out:
             calls.append(Path(dst).name)
-            if len(calls) == 3:                                 # the third rename into out (fig3.csv) fails
+            if len(calls) == 4:                                 # the fourth rename into out (fig3.csv) fails
                 raise OSError(errno.EIO, "Input/output error")
         return real(src, dst)
     monkeypatch.setattr(atomic_files.os, "replace", replace)
     with pytest.raises(atomic_files.ReportWriteFailed) as err:
         write(out, OTHER, cache)
     monkeypatch.undo()
-    assert calls[:3] == ["fig3.png", "fig3.svg", "fig3.csv"]   # png and svg were replaced, then put back
+    assert calls[:4] == ["fig3.png", "fig3.svg", "fig3_curves.csv", "fig3.csv"]   # the figure's were put back
     assert_one_line(str(err.value), "Input/output error", str(out / "fig3.csv"))
     assert files(out) == before and leftovers(out) == []
 
@@ -217,7 +217,8 @@ def test_a_write_killed_between_files_leaves_the_committed_set(committed, cache)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert files(out) == before
     orphan = [p for p in out.iterdir() if p.name.startswith(atomic_files.STAGING)]
-    assert len(orphan) == 1 and sorted(p.name for p in orphan[0].iterdir()) == ["fig3.csv", "fig3.png", "fig3.svg"]
+    assert len(orphan) == 1 and sorted(p.name for p in orphan[0].iterdir()) == ["fig3.csv", "fig3.png", "fig3.svg",
+                                                                                            "fig3_curves.csv"]
     write(out, OTHER, cache)
     assert leftovers(out) == [] and sorted(files(out)) == sorted(before)
 
@@ -284,7 +285,8 @@ def test_reports_index_is_written_whole_or_refused_in_one_line(committed, capsys
     root = out.parent
     assert index.main([str(root)]) == 0
     pages = files(root)
-    assert sorted(pages) == ["README.md", "scorecard.md"] and b"fig3.md" in pages["README.md"]
+    assert sorted(pages) == ["README.md", "scorecard.md", "scorecard_summary.png", "scorecard_summary.svg",
+                             "scorecard_summary_curves.csv"] and b"fig3.md" in pages["README.md"]
     (out / "fig3.json").write_text((out / "fig3.json").read_text().replace('"title": "', '"title": "New '))
     (root / "scorecard.md").chmod(0o444)
     capsys.readouterr()

@@ -29,12 +29,18 @@ def test_every_artefact_has_a_stage_and_every_figure_is_an_output_and_a_plot():
     packages = {d.name for d in (ROOT / "fedlib" / "papers").iterdir() if (d / "__init__.py").is_file()}
     assert {a.paper for a in ARTEFACTS} == packages       # every paper package has its stages, and nothing else
     fafed_fig2 = [o if isinstance(o, str) else next(iter(o)) for o in dvc["stages"]["fafed_fig2"]["outs"]]
-    assert fafed_fig2[-7:] == [f"reports/fafed/fig2{s}.{e}" for s in ("", "_moderate", "_high") for e in ("png", "svg")
-                               ] + ["reports/fafed/fig2.json"]
-    assert dvc["plots"] == [f"reports/{a.paper}/{a.name}{s}.png" for a in ARTEFACTS for s in a.figures]
+    assert fafed_fig2[-10:] == [f"reports/fafed/fig2{s}{e}" for s in ("", "_moderate", "_high")
+                                for e in (".png", ".svg", "_curves.csv")] + ["reports/fafed/fig2.json"]
+    figures = [f"reports/{a.paper}/{a.name}{s}" for a in ARTEFACTS for s in a.figures]
+    # each figure's curves as a data series (x, y, grouped by the template's panel and series), then its picture
+    data = [next(iter(p)) for p in dvc["plots"] if isinstance(p, dict)]
+    assert data == [f"{f}_curves.csv" for f in figures] + ["reports/scorecard_summary_curves.csv"]
+    assert all(p[next(iter(p))] | {"title": ""} == {"x": "x", "y": "y", "template": stages.PLOT_TEMPLATE, "title": ""}
+               for p in dvc["plots"] if isinstance(p, dict))
+    assert [p for p in dvc["plots"] if isinstance(p, str)] == [f"{f}.png" for f in figures]
     assert "reports/fafed/fig2_high.png" in dvc["plots"] and "reports/fadamgt/table1.png" not in dvc["plots"]
     index = dvc["stages"]["reports_index"]["deps"]
-    assert index[2:] == [f"reports/{a.paper}/{a.name}.json" for a in ARTEFACTS]
+    assert index[3:] == [f"reports/{a.paper}/{a.name}.json" for a in ARTEFACTS]
 
 
 def test_every_stage_has_a_time_budget_within_the_pipelines_and_the_measured_stages_keep_theirs():

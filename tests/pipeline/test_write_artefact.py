@@ -50,10 +50,14 @@ def test_a_table_writes_md_csv_json_named_after_its_module(tmp_path):
 
 
 def test_figures_come_after_the_page_and_the_first_is_the_thumbnail(tmp_path):
+    from fedlib.reporting.figures import keep
+
     figs = {s: (plt.figure(), f"caption {s}") for s in ("", "_moderate", "_high")}
+    for fig, _ in figs.values():
+        keep(fig.add_subplot(), pd.DataFrame({"method": ["A"], "round": [1], "y": [0.5]}), "round", "y", panel="p")
     paths = _write(tmp_path, "fedlib.papers.fafed.fig2", figures=figs)
-    names = ["fig2.md", "fig2.png", "fig2.svg", "fig2_moderate.png", "fig2_moderate.svg", "fig2_high.png",
-             "fig2_high.svg", "fig2.csv"]
+    names = ["fig2.md", *(f"fig2{s}{e}" for s in ("", "_moderate", "_high") for e in (".png", ".svg", "_curves.csv")),
+             "fig2.csv"]
     assert [p.name for p in paths] == names[1:] + ["fig2.md", "fig2.json", "fig2_metrics.json"]
     meta = json.loads((tmp_path / "fig2.json").read_text())
     assert meta["files"] == names + ["fig2_seeds.csv"] and meta["thumbnail"] == "fig2.png"

@@ -192,31 +192,21 @@ def claims(summary: pd.DataFrame, algs: Sequence[str], settings: Mapping[str, An
 def plot(result: dict, settings: Mapping[str, Any]):
     import matplotlib.pyplot as plt
 
-    F.setup_style()
-    ks = sorted(result["curves"]["local_steps"].unique())
-    fig, axes = plt.subplots(len(ks), 2, figsize=(11, 3.3 * len(ks) + 1.1), squeeze=False, sharey="row")
+    F.theme()
+    ks = sorted(result["acc"]["local_steps"].unique())
+    fig, axes = plt.subplots(len(ks), 2, figsize=(12.6, 3.3 * len(ks) + 1.1), squeeze=False, sharey="row")
     entry = settings["datasets"][settings["rows"][0]]
     for i, k in enumerate(ks):
-        data = result["curves"][result["curves"]["local_steps"] == k]
+        data = result["acc"][result["acc"]["local_steps"] == k]
         for j, (x, xlabel) in enumerate((("round", "global iterations (rounds)"),
                                          ("comm", "communication per client (d-vectors)"))):
             ax = axes[i, j]
-            for method in result["order"]:
-                g = data[data["method"] == method].sort_values("round")
-                if g.empty:
-                    continue
-                color = F.PALETTE.get(method)
-                ax.plot(g[x], g["acc_mean"], color=color, linestyle=STYLES.get(method, "solid"), linewidth=1.6,
-                        marker=F.MARKERS.get(method, "o"), markevery=max(1, len(g) // 8), markersize=5,
-                        label=method)
-                sd = g["acc_std"].fillna(0.0)
-                ax.fill_between(g[x], g["acc_mean"] - sd, g["acc_mean"] + sd, color=color, alpha=0.10, linewidth=0)
+            ax.set_title(f"K = {k} local steps")
+            F.curves(ax, data, x, "test_acc", result["order"], dashes=STYLES, legend=i == 0 and j == 1)
             ax.axhline(100 * entry["target_acc"], color="black", linestyle=":", linewidth=1, label="target")
             ax.set_xlabel(xlabel)
             ax.set_ylabel("test accuracy (%)")
-            ax.set_title(f"K = {k} local steps")
-        if i == 0:
-            axes[0, 1].legend(fontsize=8.5, loc="lower right", ncol=2)
+    axes[0, 1].legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.02, 1.0))      # outside: it hides no curve
     return fig
 
 
@@ -227,7 +217,8 @@ def caption(result: dict, settings: Mapping[str, Any]) -> str:
     run = settings["run"]
     text += (f"; n={run['n_clients']}, S={run['clients_per_round']}, Y={run['tracking_size']}, "
              f"K ∈ {{{', '.join(map(str, settings['local_steps_grid']))}}}, Dirichlet α={run['alpha']}, "
-             f"{len(settings['seeds'])} seeds, mean ± sd; one colour, line style and marker per method; dotted line "
+             f"{len(settings['seeds'])} seeds, {F.INTERVAL_TEXT}; one colour, line style and marker per method; "
+             "dotted line "
              "= target. ")
     same = result["coincident"]
     text += ("Coinciding curves (identical mean accuracy at every round): " + "; ".join(same) + "." if same else

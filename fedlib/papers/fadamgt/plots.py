@@ -90,7 +90,7 @@ def cost_figure(agg: pd.DataFrame, x: str, xlabel: str, order: Sequence[str], ro
     """Rows of (rounds, comm) panels against `x`; returns the figure and the coinciding cells."""
     import matplotlib.pyplot as plt
 
-    F.setup_style()
+    F.theme()
     fig, axes = plt.subplots(len(rows), 2, figsize=(11, 3.8 * len(rows) + 1.2), squeeze=False)
     same = []
     for i, (label, value) in enumerate(rows):
@@ -99,6 +99,9 @@ def cost_figure(agg: pd.DataFrame, x: str, xlabel: str, order: Sequence[str], ro
             ax = axes[i, j]
             drawn = panel(ax, data, x, metric, [m for m in order if m != baseline], baseline)
             same += coincident(drawn, f"{label}, {metric}")
+            xs = sorted({d[1] for d in drawn if d[1] is not None})        # the baseline's line: at every x
+            F.keep(ax, pd.DataFrame([(m, xv, v) for m, x0, v, _ in drawn for xv in ([x0] if x0 is not None else xs)],
+                                    columns=["method", x, metric]), x, metric, panel=f"{label}: {YLABEL[metric]}")
             ax.set_xscale("log")
             ax.set_xlabel(xlabel)
             ax.set_ylabel(YLABEL[metric])

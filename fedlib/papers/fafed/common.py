@@ -261,21 +261,12 @@ def header(title: str, settings: Mapping[str, Any], stand: list[tuple[str, str]]
 
 
 def loss_panel(ax, frame: pd.DataFrame, order: Sequence[str], y: str = "train_loss", legend: bool = True) -> None:
-    """Mean over seeds with a ±1 sd band, one line per method (its own colour, line style and marker), against
-    communication rounds."""
-    for i, method in enumerate(order):
-        d = frame[frame["method"] == method]
-        if d.empty:
-            continue
-        g = d.groupby("round")[y]
-        mean, sd = g.mean(), g.std(ddof=1).fillna(0.0)
-        style, marker = STYLES.get(method, ("-", "o"))
-        every = max(1, len(mean) // 8)          # markers staggered per method, so coinciding curves show both
-        ax.plot(mean.index, mean.values, label=method, color=COLORS.get(method), linewidth=1.5, linestyle=style,
-                marker=marker, markersize=5, markevery=(i % every, every), markerfacecolor="none"
-                if method in ("FedAvg", "STEM") else None)
-        ax.fill_between(mean.index, (mean - sd).values, (mean + sd).values, color=COLORS.get(method), alpha=0.12,
-                        linewidth=0)
+    """One line per method (its own colour, line style and marker) against communication rounds: the mean over the
+    seeds with its interval band, drawn by seaborn from the per-seed frame."""
+    from fedlib.reporting import figures as F
+
+    F.curves(ax, frame, "round", y, order, palette=COLORS, dashes={m: s for m, (s, _) in STYLES.items()},
+             markers={m: mk for m, (_, mk) in STYLES.items()}, legend=legend)
     ax.set_xlabel("communication round")
     if legend:
         ax.legend(fontsize=8)

@@ -227,9 +227,9 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
 
     run, row = settings["run"], settings["rows"][0]
     entry = settings["datasets"][row]
-    F.setup_style()
+    F.theme()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    K.loss_panel(axes[0], result["frame"], result["order"], legend=False)
+    K.loss_panel(axes[0], result["frame"], result["order"])
     axes[0].set_xticks(range(1, int(result["frame"]["round"].max()) + 1, 2))
     # the loss axis spans round 1 to the end at full height: with ρ = 0.1 no first round sits far above the band
     # (4.6-5.1) where F1.1-F1.3 are decided, so no inset or clipped axis is needed (issue 38)
@@ -242,7 +242,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
              else f"{entry['dataset']} standing in for {P.DATASETS.get(row, row)}")
     caption = (f"{settings['profile']} scale: {where}, model {entry['model']}; N = {run['n_clients']}, "
                f"b = {run['batch_size']}, BPTT {run.get('bptt', 35)}, q = {run['local_steps']}, clip "
-               f"{run.get('clip_norm')}; {len(settings['seeds'])} seeds, mean ± sd. "
+               f"{run.get('clip_norm')}; {len(settings['seeds'])} seeds, {F.INTERVAL_TEXT}. "
                + ("Curves that lie on top of each other (distinct line styles and markers tell them apart): "
                   + "; ".join(K.coincide(result["frame"], result["order"])) + "."
                   if K.coincide(result["frame"], result["order"])

@@ -23,6 +23,7 @@ from fedlib.papers.fafed import designs as D
 from fedlib.papers.fafed import reference as P
 from fedlib.reporting import accuracy as AC
 from fedlib.reporting import claims as C
+from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
 from fedlib.reporting.grid import configs_of, labels_of
 from fedlib.reporting.tables import markdown_table
@@ -213,16 +214,15 @@ def table(runs: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any],
 def figure(frame: pd.DataFrame, order: Sequence[str], settings: Mapping[str, Any], level: str):
     import matplotlib.pyplot as plt
 
-    from fedlib.reporting.figures import setup_style
-
-    setup_style()
+    F.theme()
     rows = settings["rows"]
     fig, axes = plt.subplots(1, len(rows), figsize=(5.6 * len(rows), 5.0), squeeze=False)
     for i, (ax, row) in enumerate(zip(axes[0], rows)):
         d = frame[(frame["row"] == row) & (frame["level"] == level)]
         K.loss_panel(ax, d, order, legend=i == 0)
         name = P.DATASETS.get(row, row)
-        ax.set_title(name if settings["profile"] == "paper" else f"{K.data_label(settings, row)} (for {name})")
+        where = name if settings["profile"] == "paper" else f"{K.data_label(settings, row)} (for {name})"
+        ax.set_title(f"{where}, {level} heterogeneity")
         ax.set_ylabel("training loss")
         ax.set_yscale("log")
     return fig
@@ -237,7 +237,8 @@ def caption(result: dict, settings: Mapping[str, Any], level: str) -> str:
         same += [f"{K.data_label(settings, row)}: {c}" for c in K.coincide(d, result["order"])]
     hp = settings["tuned"][level]
     text = (f"{settings['profile']} scale, {level} heterogeneity ({lv['partition']}, b = {lv['batch_size']}, "
-            f"q = {lv['local_steps']}); N = {run['n_clients']}; {len(settings['seeds'])} seeds, mean ± sd, log scale. ")
+            f"q = {lv['local_steps']}); N = {run['n_clients']}; {len(settings['seeds'])} seeds, {F.INTERVAL_TEXT}, "
+            "log scale. ")
     if same:
         text += ("Curves that lie on top of each other (distinct line styles and markers tell them apart): "
                  + "; ".join(same) + ".")

@@ -265,9 +265,9 @@ def figure(curves: pd.DataFrame, settings: Mapping[str, Any]):
     import matplotlib.pyplot as plt
 
     from fedlib.data.counterexample import X0
-    from fedlib.reporting.figures import setup_style
+    from fedlib.reporting import figures as F
 
-    setup_style()
+    F.theme()
     qs = list(settings["qs"])
     fig, axes = plt.subplots(len(qs), 3, figsize=(15, 3.8 * len(qs)), squeeze=False)
     styles = [("-", "o"), ("--", "s"), ("-.", "^"), (":", "D"), ((0, (5, 1, 1, 1)), "v")]
@@ -279,6 +279,7 @@ def figure(curves: pd.DataFrame, settings: Mapping[str, Any]):
                 ls, mk = styles[j % len(styles)]
                 ax.plot(g["t"], y, label=pair, linewidth=1.4, linestyle=ls, marker=mk, markevery=max(1, len(g) // 8),
                         markersize=5)
+                F.keep(ax, g.assign(y=y), "t", "y", series="pair")     # one run per (η, β): no seeds, no band
             if alg != "naive_adaptive":
                 ax.set_yscale("log")
             ax.axhline(X0, color="black", linewidth=0.8, linestyle=":")

@@ -190,25 +190,31 @@ def claims(stats: pd.DataFrame, settings: Mapping[str, Any]) -> list[C.Claim]:
 
 def plot(result: dict, settings: Mapping[str, Any]):
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
     from fedlib.reporting import figures as F
 
-    F.setup_style()
+    F.theme()
     rows = settings["rows"]
     fig, axes = plt.subplots(1, len(rows), figsize=(4.6 * len(rows), 3.8), squeeze=False)
     for j, row in enumerate(rows):
         ax = axes[0, j]
-        for name in VECTORS:
-            values = np.concatenate([np.concatenate(m["log10"][name]) for r, _, m in result["measured"]
-                                     if r == row and m["log10"][name]] or [np.array([])])
-            if values.size:
-                ax.hist(values, bins=80, density=True, histtype="stepfilled", alpha=0.35, color=COLORS[name],
-                        label=LABELS[name])
-                ax.hist(values, bins=80, density=True, histtype="step", color=COLORS[name], linewidth=1.2)
+        pooled = {LABELS[name]: np.concatenate([np.concatenate(m["log10"][name]) for r, _, m in result["measured"]
+                                                if r == row and m["log10"][name]] or [np.array([])])
+                  for name in VECTORS}
+        pooled = {k: v for k, v in pooled.items() if v.size}
+        edges = np.histogram_bin_edges(np.concatenate(list(pooled.values())), bins=80)
+        frame = pd.concat([pd.DataFrame({"update": k, "log10": v}) for k, v in pooled.items()], ignore_index=True)
+        sns.histplot(data=frame, x="log10", hue="update", hue_order=list(pooled), bins=edges, stat="density",
+                     common_norm=False, element="step", alpha=0.35, linewidth=1.2, ax=ax,
+                     palette={LABELS[n]: COLORS[n] for n in VECTORS}, legend=j == 0)
+        density = pd.concat([pd.DataFrame({"update": k, "log10": (edges[1:] + edges[:-1]) / 2,
+                                           "density": np.histogram(v, bins=edges, density=True)[0]})
+                             for k, v in pooled.items()], ignore_index=True)
+        F.keep(ax, density, "log10", "density", series="update")
         ax.set_xlabel("log10 |update entry|")
         ax.set_ylabel("probability density")
         ax.set_title(run_label(settings, row), fontsize=10)
-    axes[0, 0].legend(fontsize=8.5)
     return fig
 
 

@@ -35,6 +35,7 @@ from fedlib.papers.fedadam_ssm.common import (
 )
 from fedlib.reporting import claims as C
 from fedlib.reporting import convergence, profiles, schema
+from fedlib.reporting import figures as F
 from fedlib.reporting import report as R
 from fedlib.reporting.grid import Cell, configs_of, labels_of
 from fedlib.reporting.tables import markdown_table, round_floats
@@ -354,7 +355,7 @@ def plot(result: dict, log_x: bool = True):
 
     from fedlib.reporting import figures as F
 
-    F.setup_style()
+    F.theme()
     block = result["block"]
     rows, dists = block["rows"], list(block["distributions"])
     fig = plt.figure(figsize=(4.6 * len(rows), 3.6 * len(dists) + 1.6))
@@ -362,26 +363,18 @@ def plot(result: dict, log_x: bool = True):
     legend_ax = fig.add_subplot(gs[0, :])                  # a row of its own above the panels: it hides no curve
     legend_ax.axis("off")
     axes = np.array([[fig.add_subplot(gs[i + 1, j]) for j in range(len(rows))] for i in range(len(dists))])
-    curves = result["curves"]
+    acc = result["acc"]
     order = [NAMES[a] for a in result["algorithms"]]
     for i, dist in enumerate(dists):
         for j, row in enumerate(rows):
             ax = axes[i, j]
-            sub = curves[(curves["row"] == row) & (curves["dist"] == dist)]
-            for method in order:
-                g = sub[sub["method"] == method].sort_values("uplink_mbit")
-                if g.empty:
-                    continue
-                color = PALETTE.get(method)
-                style, marker = STYLES.get(method, ("-", "o"))
-                ax.plot(g["uplink_mbit"], g["acc_mean"], color=color, label=method, linestyle=style, marker=marker,
-                        markersize=4.5, markevery=max(1, len(g) // 8), markerfacecolor="none",
-                        linewidth=2.2 if method == NAMES[OURS] else 1.3)
-                ax.fill_between(g["uplink_mbit"], g["acc_mean"] - g["acc_std"].fillna(0),
-                                g["acc_mean"] + g["acc_std"].fillna(0), color=color, alpha=0.10, linewidth=0)
-            if not runs_cell(block, row, dist):
-                ax.axis("off")
-                ax.set_title(f"{run_label(block, row)} — {P.SETTING_NAMES.get(dist, dist)}: not run", fontsize=10)
+            sub = acc[(acc["row"] == row) & (acc["dist"] == dist)]
+            if len(sub):
+                F.curves(ax, sub, "uplink_mbit", "test_acc", order, palette=PALETTE,
+                         dashes={m: s for m, (s, _) in STYLES.items()},
+                         markers={m: mk for m, (_, mk) in STYLES.items()})
+            if not runs_cell(block, row, dist):          # named in the caption (not_run), not drawn
+                fig.delaxes(ax)
                 continue
             ax.axhline(100 * block["targets"][row][dist], color="black", linestyle=":", linewidth=1)
             if log_x:
@@ -389,18 +382,28 @@ def plot(result: dict, log_x: bool = True):
             ax.set_xlabel("cumulative uplink per device (Mbit)")
             ax.set_ylabel("test accuracy (%)")
             ax.set_title(f"{run_label(block, row)} — {P.SETTING_NAMES.get(dist, dist)}", fontsize=10)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
+    legends = [ax for ax in axes.flat if ax.get_legend() is not None]
+    handles, labels = legends[0].get_legend_handles_labels()
+    for ax in legends:                                      # drawn once, in its own row above the panels
+        ax.get_legend().remove()
     legend_ax.legend(handles, labels, loc="center", ncol=len(labels), fontsize=8.5, frameon=False, handlelength=3.2)
     return fig
+
+
+def not_run(block: Mapping[str, Any]) -> list[str]:
+    """The panels (data — distribution) the block does not run."""
+    return [f"{run_label(block, row)} — {P.SETTING_NAMES.get(dist, dist)}" for dist in block["distributions"]
+            for row in block["rows"] if not runs_cell(block, row, dist)]
 
 
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     block = result["block"]
     log_x = settings.get("log_x", True)
-    caption = (f"{settings['profile']} scale; mean ± sd over {len(block['seeds'])} seeds; x: cumulative uplink bits "
-               f"per device in Mbit (2^20 bits){', log scale' if log_x else ''}; dotted line: the Table I target. "
+    caption = (f"{settings['profile']} scale; {len(block['seeds'])} seeds, {F.INTERVAL_TEXT}; x: cumulative uplink "
+               f"bits per device in Mbit (2^20 bits){', log scale' if log_x else ''}; dotted line: the Table I target. "
                "Each run lasts until its uplink budget or round cap (Table I's runs); each method has its own colour, "
-               "line style and marker. " + coincidence_text(result))
+               "line style and marker. " + coincidence_text(result)
+               + "".join(f" Not run at this scale, so not drawn: {', '.join(m)}." for m in [not_run(block)] if m))
     fig = plot(result, log_x)
     notes = [n for n in [R.provenance_note(result["records"])] if n]
     notes.append(f"This page reads the runs of Table I (`{block['section']}`, profile {block['profile']}; under "

@@ -241,29 +241,18 @@ def plot(result: dict, settings: Mapping[str, Any], symbol: str, fmt: str):
 
     from fedlib.reporting import figures as F
 
-    F.setup_style()
-    panels = panel_rows(settings)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.9), squeeze=False)
-    curves = result["curves"]
+    F.theme()
+    panels = [(letter, task, row) for letter, task, row in panel_rows(settings) if row is not None]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels) + 0.6, 3.9), squeeze=False)
+    acc = result["acc"]
     markers = ("o", "s", "^", "D", "v", "P", "X", "*")
     for j, (letter, task, row) in enumerate(panels):
         ax = axes[0, j]
-        if row is None:
-            ax.text(0.5, 0.5, "not run at this scale\n(see the page)", ha="center", va="center",
-                    transform=ax.transAxes, fontsize=10, color="#555555")
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.set_title(f"({letter}) {task}", fontsize=10)
-            continue
-        sub = curves[curves["row"] == row]
-        values = sorted(sub["value"].unique())
-        colors = plt.get_cmap("viridis")(np.linspace(0.05, 0.9, len(values)))
-        for k, (v, color) in enumerate(zip(values, colors)):
-            g = sub[sub["value"] == v].sort_values("round")
-            ax.plot(g["round"], g["acc_mean"], color=color, linewidth=1.6, marker=markers[k % len(markers)],
-                    markersize=4, markevery=max(1, len(g) // 6), label=f"{symbol} = {fmt.format(v)}")
-            ax.fill_between(g["round"], g["acc_mean"] - g["acc_std"].fillna(0), g["acc_mean"] + g["acc_std"].fillna(0),
-                            color=color, alpha=0.12, linewidth=0)
+        sub = acc[acc["row"] == row].assign(setting=lambda d: [f"{symbol} = {fmt.format(v)}" for v in d["value"]])
+        order = [f"{symbol} = {fmt.format(v)}" for v in sorted(sub["value"].unique())]
+        colors = plt.get_cmap("viridis")(np.linspace(0.05, 0.9, len(order)))
+        F.curves(ax, sub, "round", "test_acc", order, hue="setting", palette=dict(zip(order, map(tuple, colors))),
+                 markers=dict(zip(order, markers * len(order))), legend=True)
         ax.axhline(100 * settings["datasets"][row]["target_acc"], color="black", linestyle=":", linewidth=1)
         ax.set_xlabel("communication round")
         ax.set_ylabel("test accuracy (%)")
@@ -301,10 +290,13 @@ def sweep_settings(settings: Mapping[str, Any], symbol: str, fmt: str, grid_key:
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path, *, name: str, module: str, title: str,
           source: str, symbol: str, fmt: str, grid_key: str, skip: Sequence[str], about: str,
           paper_value: Any) -> list[Path]:
+    from fedlib.reporting import figures as F
+
     grid_txt = ", ".join(fmt.format(v) for v in settings[grid_key])
-    caption = (f"{settings['profile']} scale; {NAMES[OURS]} for {symbol} ∈ {{{grid_txt}}}; mean ± sd over "
-               f"{len(settings['seeds'])} seeds; dotted line: the target used for 'rounds to target'; panels the "
-               "block does not run are marked 'not run at this scale'.")
+    not_run = [f"({letter}) {task}" for letter, task, row in panel_rows(settings) if row is None]
+    caption = (f"{settings['profile']} scale; {NAMES[OURS]} for {symbol} ∈ {{{grid_txt}}}; {len(settings['seeds'])} "
+               f"seeds, {F.INTERVAL_TEXT}; dotted line: the target used for 'rounds to target'."
+               + (f" Not run at this scale, so not drawn: {', '.join(not_run)}." if not_run else ""))
     fig = plot(result, settings, symbol, fmt)
     lines = [f"{symbol} ∈ {{{grid_txt}}} (the paper does not list its values)"] + settings_lines(settings, skip) + [
         "rounds per run: " + ", ".join(f"{run_label(settings, r)} {settings['datasets'][r]['rounds']}"

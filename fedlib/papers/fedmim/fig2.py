@@ -295,23 +295,16 @@ def mean_curves(curves: pd.DataFrame, y: str) -> dict[str, pd.DataFrame]:
     return out
 
 
-def draw(ax, means: Mapping[str, pd.DataFrame], order: Sequence[str], labels: Mapping[str, str],
-         colours: Mapping[str, str], band: bool) -> None:
-    """One line per method in `order`: its own colour, line style and marker (markers staggered, FedMIM's wide line
-    drawn underneath, so that methods whose curves coincide still show), the mean over seeds with a ±1 sd band when
-    `band`."""
-    present = [a for a in order if a in means]
-    for i, alg in enumerate(present):
-        m = means[alg]
-        every = max(1, len(m) // 8)
-        ls, marker = STYLES.get(alg, ((0, (1, 1)), "None") if alg.endswith(MATCHED) else ("-", "o"))
-        ax.plot(m.index, m["mean"], linestyle=ls, marker=marker, markevery=(i * every // max(1, len(present)),
-                                                                            every),
-                color=colours.get(alg, "#000000"), label=labels[alg], linewidth=2.8 if alg == "fedmim" else 1.4,
-                markersize=8 if alg == "fedmim" else 5, zorder=1 if alg == "fedmim" else 2)   # FedMIM underneath
-        if band:
-            ax.fill_between(m.index, m["mean"] - m["std"].fillna(0), m["mean"] + m["std"].fillna(0),
-                            color=colours.get(alg, "#000000"), alpha=0.08, linewidth=0)
+def draw(ax, curves: pd.DataFrame, y: str, order: Sequence[str], labels: Mapping[str, str],
+         colours: Mapping[str, str], legend: bool) -> None:
+    """One line per method in `order`, its own colour, line style and marker, drawn by seaborn from the per-seed
+    curves: the mean over seeds with its interval band."""
+    data = curves.dropna(subset=[y])
+    present = [a for a in order if (data["algorithm"] == a).any()]
+    style = {labels[a]: STYLES.get(a, ((0, (1, 1)), ".") if a.endswith(MATCHED) else ("-", "o")) for a in present}
+    F.curves(ax, data.assign(label=data["algorithm"].map(labels)), "round", y, [labels[a] for a in present],
+             hue="label", palette={labels[a]: colours.get(a, "#000000") for a in present},
+             dashes={k: v[0] for k, v in style.items()}, markers={k: v[1] for k, v in style.items()}, legend=legend)
 
 
 def coincide(means: Mapping[str, pd.DataFrame], labels: Mapping[str, str], y: str = "consistency") -> list[str]:
@@ -348,35 +341,36 @@ def palette(settings: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def panels(result: dict, settings: Mapping[str, Any]) -> list[tuple[str, str, dict[str, pd.DataFrame], bool]]:
-    """(title, y, mean curves, band) per panel: (a) one per participation ratio, (b) one per dataset row."""
+def panels(result: dict, settings: Mapping[str, Any]) -> list[tuple[str, str, pd.DataFrame]]:
+    """(title, y, per-seed curves) per panel: (a) one per participation ratio, (b) one per dataset row."""
     curves = result["curves"]
     out = []
     for p in [float(p) for p in settings["participation_grid"]]:
         sel = curves[(curves["panel"] == "a") & (curves["p"] == p)]
-        out.append((f"(a) participation {100 * p:g}%", "test_acc", mean_curves(sel, "test_acc"), True))
+        out.append((f"(a) participation {100 * p:g}%", "test_acc", sel))
     for r in settings["rows"]:
         sel = curves[(curves["panel"] == "b") & (curves["row"] == r)]
         ds = result["frame"][result["frame"]["row"] == r]["dataset"]
-        out.append((f"(b) {P.DATASET_LABELS[r]} → {ds.iloc[0] if len(ds) else r}", "consistency",
-                    mean_curves(sel, "consistency"), False))
+        out.append((f"(b) {P.DATASET_LABELS[r]} → {ds.iloc[0] if len(ds) else r}", "consistency", sel))
     return out
 
 
 def plot(result: dict, settings: Mapping[str, Any]):
+    """(a) on the top row, (b) below; each row's legend outside its curves: in a free cell of the row below (b)'s
+    panels, else to the right of the row's last panel. Cells without a panel are removed."""
     import matplotlib.pyplot as plt
 
-    F.setup_style()
+    F.theme()
     labels = names(settings)
     order = list(result["algorithms"]) + [a + MATCHED for a in result["algorithms"]
                                           if settings.get("matched_step") and needs_matched_run(settings, a)]
     ps = [float(p) for p in settings["participation_grid"]]
     rows = settings["rows"]
     ncols = max(len(ps), len(rows))
-    fig, axes = plt.subplots(2, ncols, figsize=(5.2 * ncols, 8.6), squeeze=False)
-    for k, (title, y, means, band) in enumerate(panels(result, settings)):
+    fig, axes = plt.subplots(2, ncols, figsize=(5.2 * ncols + 2.2, 8.6), squeeze=False)
+    for k, (title, y, sel) in enumerate(panels(result, settings)):
         ax = axes[0, k] if k < len(ps) else axes[1, k - len(ps)]
-        draw(ax, means, order, labels, palette(settings), band)
+        draw(ax, sel, y, order, labels, palette(settings), legend=k in (len(ps) - 1, len(ps) + len(rows) - 1))
         ax.set_title(title)
         ax.set_xlabel("communication round")
         if y == "test_acc":
@@ -384,20 +378,18 @@ def plot(result: dict, settings: Mapping[str, Any]):
         else:
             ax.set_yscale("log")
             ax.set_ylabel("local consistency (1/S) Σ ||x_i − x̄||²")
-        if k in (len(ps) - 1, len(ps) + len(rows) - 1):
-            ax.legend(fontsize=7.5, loc="best")
-    for ax in axes[0, len(ps):]:
-        ax.axis("off")
-    for ax in axes[1, len(rows):]:
-        ax.axis("off")
+        if ax.get_legend() is not None:
+            ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    for ax in [*axes[0, len(ps):], *axes[1, len(rows):]]:
+        fig.delaxes(ax)
     return fig
 
 
 def overlap_text(result: dict, settings: Mapping[str, Any]) -> str:
     """Where curves coincide, panel by panel (checked on the per-round means), for the caption."""
     parts = []
-    for title, y, means, _ in panels(result, settings):
-        found = coincide(means, names(settings), y)
+    for title, y, sel in panels(result, settings):
+        found = coincide(mean_curves(sel, y), names(settings), y)
         if found:
             parts.append(f"{title.split(' ')[0]} {title.split(' ', 1)[1]}: " + "; ".join(found))
     return ("Coinciding curves: " + " | ".join(parts) + ".") if parts else "No two curves coincide."
@@ -412,8 +404,8 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
     first = settings["rows"][0]
     caption = (f"{settings['profile']} scale; (a) {settings['datasets'][first]['dataset']} for "
                f"{P.DATASET_LABELS[first]}, {run.get('partition')} α = {run.get('alpha')}, n = {run['n_clients']}, "
-               f"p ∈ {settings['participation_grid']}; (b) p = {settings['consistency_participation']}, mean over "
-               f"{len(settings['seeds'])} seeds (rounds with a one-client cohort left out); (a) mean ± sd. "
+               f"p ∈ {settings['participation_grid']}; (b) p = {settings['consistency_participation']}; "
+               f"{len(settings['seeds'])} seeds, {F.INTERVAL_TEXT} (rounds with a one-client cohort left out). "
                + overlap_text(result, settings))
     fig = plot(result, settings)
     curves = result["curves"].groupby(["panel", "row", "p", "method", "round"], sort=False)[
