@@ -137,5 +137,5 @@ def convergence_notes(comps: Sequence[C.Comparison]) -> list[str]:
                 "over the last 10 % of rounds within 1 point of the 10 % before)"]
     listed = "; ".join(f"{setting}: " + ", ".join(v) for setting, v in moving.items())
     return [f"convergence: {n} of the {len(cells)} cells this verdict reads are still moving at the last round "
-            f"(mean accuracy over the last 10 % of rounds minus the 10 % before, points) — {listed}; the verdict is "
-            "about accuracy at this fixed round count, not after convergence"]
+            f"(mean accuracy over the last 10 % of rounds minus the 10 % before, points) — {listed}; a comparison "
+            "reading one of them is unknown (not converged) and decides nothing (docs/claims.md, rule 7)"]

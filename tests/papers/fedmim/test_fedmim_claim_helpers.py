@@ -151,8 +151,8 @@ def test_where_text_and_method_name():
 # ---------------------------------------------------------------------------------------------- notes, verdicts
 MOVING = ("convergence: 2 of the 4 cells this verdict reads are still moving at the last round (mean accuracy over "
           "the last 10 % of rounds minus the 10 % before, points) — CIFAR IID.: FedMIM (ours) still rising (+8.4); "
-          "CIFAR DIR.1: FedAvg still falling (-4.2); the verdict is about accuracy at this fixed round count, not "
-          "after convergence")
+          "CIFAR DIR.1: FedAvg still falling (-4.2); a comparison reading one of them is unknown (not converged) and "
+          "decides nothing (docs/claims.md, rule 7)")
 
 
 def _drop(higher_is_better=False):
@@ -160,14 +160,17 @@ def _drop(higher_is_better=False):
                                  "accuracy drop", higher_is_better)
 
 
-def test_verdict_adds_the_convergence_note_after_the_given_notes():
+def test_verdict_adds_the_convergence_note_after_the_given_notes_and_a_moving_cell_decides_nothing():
+    # the drop reads FedMIM's IID cell (still rising) and FedAvg's DIR.1 cell (still falling): unknown, not better
     v = M.verdict("X1", "text", "src", [_drop()], "rule", notes=["n1"], quote="q", kind="table", aggregate="majority")
     assert (v.id, v.text, v.source, v.status, v.rule, v.quote, v.kind, v.aggregate) == (
-        "X1", "text", "src", C.CONFIRMED, "rule", "q", "table", "majority")
-    assert v.evidence == ["better: CIFAR, accuracy drop: FedMIM (ours) 4.00 vs FedAvg 8.00; Δ = -4.00 [-4.00, -4.00] "
-                          "(n = 3), Holm p = 0, δ = 1.00", "n1", MOVING]
+        "X1", "text", "src", C.INCONCLUSIVE, "rule", "q", "table", "majority")
+    assert v.evidence == ["unknown: CIFAR, accuracy drop: FedMIM (ours) 4.00 vs FedAvg 8.00; Δ = -4.00 [-4.00, -4.00] "
+                          "(n = 3); not decided: not converged: FedMIM (ours) still rising (+8.4 points over the last "
+                          "10 % of rounds, CIFAR IID.), FedAvg still falling (-4.2 points over the last 10 % of rounds, "
+                          "CIFAR DIR.1), δ = 1.00", "n1", MOVING]
     plain = M.verdict("X2", "text", "src", [_drop(True)], "rule")
-    assert (plain.status, plain.kind, plain.quote, plain.aggregate) == (C.REFUTED, "sentence", "", "all")
+    assert (plain.status, plain.kind, plain.quote, plain.aggregate) == (C.INCONCLUSIVE, "sentence", "", "all")
     assert plain.evidence[1:] == [MOVING]
 
 
@@ -184,7 +187,8 @@ def test_convergence_notes_count_each_cell_once_and_ignore_flat_and_too_short():
     assert AC.convergence_notes([short]) == [
         "convergence: 3 of the 5 cells this verdict reads are still moving at the last round (mean accuracy over the "
         "last 10 % of rounds minus the 10 % before, points) — t: C still falling (-50.0), D still rising (+1.0); "
-        "u: C still rising (+25.0); the verdict is about accuracy at this fixed round count, not after convergence"]
+        "u: C still rising (+25.0); a comparison reading one of them is unknown (not converged) and decides nothing "
+        "(docs/claims.md, rule 7)"]
 
 
 def test_inconsistent_note_and_missing_rows():
