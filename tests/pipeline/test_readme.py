@@ -69,3 +69,13 @@ def test_the_pages_readme_links_to_have_no_broken_relative_link():
               for target in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", (ROOT / page).read_text())
               if not (ROOT / page).parent.joinpath(target).exists()]
     assert broken == []
+
+
+def test_the_local_work_cell_reads_what_every_dataset_row_sets_over_run():
+    # a row of fixed K steps (local_epochs null) runs K steps whatever `run:` says (the runs' configuration)
+    block = {"run": {"local_epochs": 1.0}, "rows": ["c"], "datasets": {"c": {"local_epochs": None, "local_steps": 4}}}
+    assert readme_table.work_cell(block) == "K = 4"
+    assert readme_table.work_cell({**block, "datasets": {"c": {"local_epochs": 10.0}}}) == "E = 10"
+    # rows that disagree leave `run:`'s value
+    two = {**block, "rows": ["c", "d"], "datasets": {"c": {"local_epochs": 5.0}, "d": {"local_epochs": 2.0}}}
+    assert readme_table.work_cell(two) == "E = 1"
