@@ -56,8 +56,12 @@ def versus(frame: pd.DataFrame, column: str, ours: dict, theirs: dict, setting_a
 
 
 def _moving(cell: tuple[str, str, str, float]) -> str:
-    """'still rising (+2.0 points over the last 10 % of rounds)' for a cell still moving at its last round, else ''."""
+    """Why a cell read at its last round is not known to be flat: 'still rising (+2.0 points over the last 10 % of
+    rounds, …)', or 'too short to tell (…)' for a curve with fewer than 4 evaluated rounds (rule 7's indicator
+    compares two windows of at least 2); '' for a flat cell."""
     _, setting, state, change = cell
+    if state == "too short":
+        return f"too short to tell (fewer than 4 evaluated rounds, {setting})"
     return f"{state} ({100 * change:+.1f} points over the last 10 % of rounds, {setting})" \
         if state.startswith("still") else ""
 

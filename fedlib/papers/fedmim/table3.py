@@ -26,7 +26,7 @@ from fedlib.reporting.tables import round_floats
 TITLE = "Table III — selection of the inertial weights α_j and β_j"
 SOURCE = "Table III (§V-C2)"
 DESC = "FedMIM paper, Table III: FedMIM accuracy for each choice of the inertial weights alpha, beta"
-BUDGET_S = 50     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
+BUDGET_S = 40     # seconds its embedded stage may take (tests/pipeline/test_stages.py checks docs/performance.md)
 PARAMS = {**schema.grid(["fedmim"]),
           "weights": schema.Key(schema.listed(schema.hparams_of("fedmim")),
                                 doc="[{mim_alpha: [...], mim_beta: [...]}, ...], one table row each")}

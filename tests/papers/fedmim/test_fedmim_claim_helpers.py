@@ -185,7 +185,10 @@ def test_convergence_notes_count_each_cell_once_and_ignore_flat_and_too_short():
     short.cells = [("A", "s", "too short", math.nan), ("B", "s", "flat", 0.0), ("C", "t", "still falling", -0.5),
                    ("C", "u", "still rising", 0.25), ("D", "t", "still rising", 0.01)]
     assert AC.convergence_notes([short]) == [
-        "convergence: 3 of the 5 cells this verdict reads are still moving at the last round (mean accuracy over the "
+        "convergence: 1 of the 5 cells this verdict reads have fewer than 4 evaluated rounds, too few for the "
+        "indicator to call them flat; a comparison reading one of them is unknown (not converged) and decides nothing "
+        "(docs/claims.md, rule 7)",
+        "convergence: 3 of the 4 cells this verdict reads are still moving at the last round (mean accuracy over the "
         "last 10 % of rounds minus the 10 % before, points) — t: C still falling (-50.0), D still rising (+1.0); "
         "u: C still rising (+25.0); a comparison reading one of them is unknown (not converged) and decides nothing "
         "(docs/claims.md, rule 7)"]
