@@ -224,3 +224,11 @@ def test_default_formats_print_an_infinite_accuracy_lower_case():
     assert c.text == "IID: FedMIM (ours) inf vs FedAvg 78.03; Δ = inf [nan, nan] (n = 3)"
     d = M.compare_differences(f, "acc", {"split": "iid"}, {"split": "dir0.1"}, "fedmim", "fedavg", "S", "accuracy drop", False)
     assert d.text == "S, accuracy drop: FedMIM (ours) inf vs FedAvg 8.00; Δ = inf [nan, nan] (n = 3)"
+
+
+def test_a_cell_too_short_for_the_indicator_is_not_known_to_be_flat():
+    # Table II's E = 10 runs: 3 evaluated rounds, fewer than the indicator's two windows of 2 (issue 49)
+    assert M._moving(("FedAvg", "E=10", "too short", math.nan)) == (
+        "too short to tell (fewer than 4 evaluated rounds, E=10)")
+    assert M._moving(("FedAvg", "E=1", "flat", 0.001)) == ""
+    assert M._moving(("FedAvg", "E=1", "still rising", 0.02)).startswith("still rising (+2.0 points")
