@@ -119,6 +119,13 @@ def differences(frame: pd.DataFrame, column: str, first: dict, second: dict, met
     return C.Side(method, setting, metric, {s: x[s] - y[s] for s in sorted(set(x) & set(y))})
 
 
+def _without_short(c: C.Comparison):
+    """A stand-in of `c` carrying only its cells long enough for the indicator (for the rest of the note)."""
+    import types
+
+    return types.SimpleNamespace(cells=[x for x in getattr(c, "cells", []) if x[2] != "too short"])
+
+
 def convergence_notes(comps: Sequence[C.Comparison]) -> list[str]:
     """One line naming the cells the verdict reads that are still moving at the last round (or saying none is)."""
     cells: dict[tuple[str, str], tuple[str, float]] = {}
@@ -131,11 +138,17 @@ def convergence_notes(comps: Sequence[C.Comparison]) -> list[str]:
     for (setting, method), (status, change) in cells.items():
         if status not in ("flat", "too short"):
             moving.setdefault(setting, []).append(f"{method} {status} ({100 * change:+.1f})")
+    short = sum(status == "too short" for status, _ in cells.values())
+    if short:
+        return [f"convergence: {short} of the {len(cells)} cells this verdict reads have fewer than 4 evaluated "
+                "rounds, too few for the indicator to call them flat; a comparison reading one of them is unknown "
+                "(not converged) and decides nothing (docs/claims.md, rule 7)"] + convergence_notes(
+            [_without_short(c) for c in comps])
     n = sum(len(v) for v in moving.values())
     if not n:
         return [f"convergence: all {len(cells)} cells this verdict reads are flat at the last round (mean accuracy "
                 "over the last 10 % of rounds within 1 point of the 10 % before)"]
     listed = "; ".join(f"{setting}: " + ", ".join(v) for setting, v in moving.items())
     return [f"convergence: {n} of the {len(cells)} cells this verdict reads are still moving at the last round "
-            f"(mean accuracy over the last 10 % of rounds minus the 10 % before, points) — {listed}; the verdict is "
-            "about accuracy at this fixed round count, not after convergence"]
+            f"(mean accuracy over the last 10 % of rounds minus the 10 % before, points) — {listed}; a comparison "
+            "reading one of them is unknown (not converged) and decides nothing (docs/claims.md, rule 7)"]

@@ -59,8 +59,9 @@ def clients_cell(block: Mapping[str, Any]) -> str:
 
 
 def work_cell(block: Mapping[str, Any]) -> str:
-    """K = local steps, E = local epochs: the swept grid, the per-setting values, or the run's value."""
-    run = block.get("run") or {}
+    """K = local steps, E = local epochs: the swept grid, the per-setting values, or the run's value (a value every
+    dataset row of the block sets alike overrides `run:`, as in each run's configuration)."""
+    run = {**(block.get("run") or {}), **_rows_alike(block, ("local_epochs", "local_steps"))}
     settings = block.get("settings") if isinstance(block.get("settings"), Mapping) else {}
     per = {name: s["local_steps"] for name, s in settings.items() if isinstance(s, Mapping) and "local_steps" in s}
     if block.get("local_steps_grid"):
@@ -69,11 +70,20 @@ def work_cell(block: Mapping[str, Any]) -> str:
         return "K " + ", ".join(f"{v} ({name})" for name, v in per.items())
     if block.get("epochs_grid"):
         return f"E ∈ {_set(block['epochs_grid'])}"
-    if "local_steps" in run:
+    if run.get("local_steps") is not None and ("local_epochs" not in run or run["local_epochs"] is None):
         return f"K = {run['local_steps']}"
-    if "local_epochs" in run:
+    if run.get("local_epochs") is not None:
         return f"E = {run['local_epochs']:g}"
     return "—"
+
+
+def _rows_alike(block: Mapping[str, Any], keys) -> dict[str, Any]:
+    """{key: value} for each of `keys` that every dataset row the block runs sets, to the same value."""
+    datasets = block.get("datasets") if isinstance(block.get("datasets"), Mapping) else {}
+    entries = [datasets[r] for r in block.get("rows") or [] if isinstance(datasets.get(r), Mapping)]
+    if not entries:
+        return {}
+    return {k: entries[0][k] for k in keys if all(k in e and e[k] == entries[0][k] for e in entries)}
 
 
 def row(art: A.Artefact, block: Mapping[str, Any]) -> str:

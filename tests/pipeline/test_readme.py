@@ -79,3 +79,13 @@ def test_a_block_that_runs_no_row_lists_no_stand_in_and_no_seeds():
              "not_run": {"sst2": "no pretrained model"}, "run": {"n_clients": 20, "clients_per_round": 5}}
     assert T.runs_cell(block) == "none (every paper row is not run)"
     assert T.runs_cell({**block, "rows": ["sst2"]}) == "sst2 → pydoc_sst2 + tiny_gpt2_lora"
+
+
+def test_the_local_work_cell_reads_what_every_dataset_row_sets_over_run():
+    # a row of fixed K steps (local_epochs null) runs K steps whatever `run:` says (the runs' configuration)
+    block = {"run": {"local_epochs": 1.0}, "rows": ["c"], "datasets": {"c": {"local_epochs": None, "local_steps": 4}}}
+    assert readme_table.work_cell(block) == "K = 4"
+    assert readme_table.work_cell({**block, "datasets": {"c": {"local_epochs": 10.0}}}) == "E = 10"
+    # rows that disagree leave `run:`'s value
+    two = {**block, "rows": ["c", "d"], "datasets": {"c": {"local_epochs": 5.0}, "d": {"local_epochs": 2.0}}}
+    assert readme_table.work_cell(two) == "E = 1"

@@ -65,7 +65,7 @@ def _one_local_work(run) -> str:
 
 
 def _local_work(run, settings, names) -> str:
-    if _rows_differ(settings, "local_epochs") or _rows_differ(settings, "local_steps"):
+    if any(_rows_differ(settings, k) for k in ("local_epochs", "local_steps", "batch_size")):
         return "; ".join(f"{_one_local_work({**run, **settings['datasets'][r]})} ({settings['datasets'][r]['dataset']})"
                          for r in settings["rows"])
     return _one_local_work(run)
@@ -118,9 +118,23 @@ def _eval(run, settings) -> str:
     return f"test accuracy every {every} round(s)"
 
 
+def effective(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The block with its `run:` as the runs see it: every run setting that all its dataset rows set alike (a row's
+    entry overrides `run:` in each configuration, fedlib/reporting/grid.py) replaces `run:`'s value, so that the
+    settings line says what ran (a row's batch 4 or K = 4 steps, not `run:`'s batch 32 or E = 1)."""
+    entries = [settings["datasets"][r] for r in settings.get("rows") or []]
+    if not entries:
+        return dict(settings)
+    common = {k: v for k, v in entries[0].items() if k not in ("dataset", "model", "rounds")
+              and all(k in e and e[k] == v for e in entries[1:])}
+    return {**settings, "run": {**settings["run"], **common}}
+
+
 def settings_lines(settings: Mapping[str, Any], skip: Sequence[str] = ()) -> list[str]:
-    """Short phrases for the shared settings of a block (its `run:`, lr, server_lr, FedMIM's α/β, seeds)."""
-    return D.settings_lines(settings, NAMES, skip, tuple(PARTS), PARTS, seeds_label="seeds")
+    """Short phrases for the shared settings of a block as its runs see them (`effective`: `run:` overridden by
+    what every dataset row sets; settings that differ between rows are given per row), lr, server_lr, FedMIM's α/β,
+    seeds."""
+    return D.settings_lines(effective(settings), NAMES, skip, tuple(PARTS), PARTS, seeds_label="seeds")
 
 
 def _lrs(settings: Mapping[str, Any]) -> str:
@@ -213,13 +227,20 @@ def settings_table(settings: Mapping[str, Any], artefact: str, records: Sequence
 
 def steps_row(records: Sequence[dict]) -> tuple[str, str, str]:
     """('local steps per epoch', paper, here): here from the runs' client sizes (median) and batch sizes."""
-    seen = {}
+    seen, fixed = {}, {}
     for rec in records:
         cfg = rec["config"]
         sizes = rec.get("partition", {}).get("client_sizes") or []
         if sizes and cfg.get("batch_size"):
             seen.setdefault((cfg["dataset"], cfg["batch_size"]), []).extend(sizes)
-    here = "; ".join(f"{math.ceil(float(np.median(v)) / b)} ({ds}: median {float(np.median(v)):g} samples per "
+            if cfg.get("local_epochs") is None and cfg.get("local_steps"):
+                fixed[(cfg["dataset"], cfg["batch_size"])] = cfg["local_steps"]
+    # a run of fixed K steps a round has no epoch: the cell starts with a dash, so the page's scale sentence does
+    # not read it as a size (fedlib/reporting/scale.py)
+    here = "; ".join((f"— (K = {fixed[(ds, b)]} local steps a round, not epochs; an epoch would be "
+                      f"{math.ceil(float(np.median(v)) / b)}: {ds}, median {float(np.median(v)):g} samples per "
+                      f"client, B = {b})") if (ds, b) in fixed else
+                     f"{math.ceil(float(np.median(v)) / b)} ({ds}: median {float(np.median(v)):g} samples per "
                      f"client, B = {b})" for (ds, b), v in seen.items())
     paper = (f"{P.STATED['table2']['steps_per_epoch']} (500 samples per client at B = 50, stated for Table II)")
     return "local steps per epoch", paper, here or "—"

@@ -157,7 +157,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                                  f"{len(data)} distinct stand-in dataset(s) ran for the paper's CIFAR-10/100: "
                                  + ", ".join(data)]))
     else:
-        out.append(M.missing_rows("T1.1", text, src, settings, ["cifar10", "cifar100"], quote=QUOTES["T1.1"]))
+        out.append(M.missing_rows("T1.1", text, src, settings, ["cifar10", "cifar100"], quote=QUOTES["T1.1"],
+                                      why=designs.not_testable(settings, "T1.1")))
 
     text = "From IID to DIR-0.3 on CIFAR-10, FedMIM loses less accuracy than FedCM [paper inconsistency]"
     cm_iid, cm_dir = t["fedcm"][("cifar10", "iid")], t["fedcm"][("cifar10", "dir0.3")]
@@ -172,7 +173,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                              quote=QUOTES["T1.2"],
                              design=designs.of(settings, "T1.2"), aggregate="unconfirmable", notes=[why]))
     else:
-        out.append(M.missing_rows("T1.2", text, src, settings, ["cifar10"], quote=QUOTES["T1.2"], notes=[why]))
+        out.append(M.missing_rows("T1.2", text, src, settings, ["cifar10"], quote=QUOTES["T1.2"], notes=[why],
+                                      why=designs.not_testable(settings, "T1.2")))
 
     text = "From IID to DIR-0.1 on CIFAR-10, FedAdam loses the most accuracy"
     if "cifar10" in rows and "fedopt_adam" in algs:
@@ -183,7 +185,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                              "direction: 'better' = a larger drop for FedAdam)", quote=QUOTES["T1.3"],
                              design=designs.of(settings, "T1.3")))
     else:
-        out.append(M.missing_rows("T1.3", text, src, settings, ["cifar10"], quote=QUOTES["T1.3"]))
+        out.append(M.missing_rows("T1.3", text, src, settings, ["cifar10"], quote=QUOTES["T1.3"],
+                                      why=designs.not_testable(settings, "T1.3")))
 
     text = ("From DIR-0.3 to DIR-0.1 on CIFAR-100, FedMIM loses less accuracy than every other method "
             "[paper inconsistency]")
@@ -201,7 +204,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                              "every baseline's", quote=QUOTES["T1.4"],
                              design=designs.of(settings, "T1.4"), aggregate="unconfirmable", notes=[why]))
     else:
-        out.append(M.missing_rows("T1.4", text, src, settings, ["cifar100"], quote=QUOTES["T1.4"], notes=[why]))
+        out.append(M.missing_rows("T1.4", text, src, settings, ["cifar100"], quote=QUOTES["T1.4"], notes=[why],
+                                      why=designs.not_testable(settings, "T1.4")))
 
     text = "On CIFAR-100, FedMIM at DIR-0.1 is more accurate than most baselines at DIR-0.3"
     if "cifar100" in rows and "fedmim" in algs:
@@ -211,7 +215,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
                              "than more than half of them, refuted when worse than at least half",
                              quote=QUOTES["T1.5"], design=designs.of(settings, "T1.5"), aggregate="majority"))
     else:
-        out.append(M.missing_rows("T1.5", text, src, settings, ["cifar100"], quote=QUOTES["T1.5"]))
+        out.append(M.missing_rows("T1.5", text, src, settings, ["cifar100"], quote=QUOTES["T1.5"],
+                                      why=designs.not_testable(settings, "T1.5")))
 
     text = "On TinyImagenet IID, FedAdam has the top accuracy"
     if "tinyimagenet" in rows and "fedopt_adam" in algs:
@@ -219,7 +224,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T1.6", text, src, comps, "final accuracy of FedAdam vs every other method",
                              quote=QUOTES["T1.6"]))
     else:
-        out.append(M.missing_rows("T1.6", text, src, settings, ["tinyimagenet"], quote=QUOTES["T1.6"]))
+        out.append(M.missing_rows("T1.6", text, src, settings, ["tinyimagenet"], quote=QUOTES["T1.6"],
+                                      why=designs.not_testable(settings, "T1.6")))
 
     text = "On TinyImagenet under heterogeneity (DIR-0.3, DIR-0.1), FedAdam is worse than FedAvg [paper inconsistency]"
     why = M.inconsistent_note(
@@ -231,7 +237,8 @@ def claims(frame: pd.DataFrame, settings: Mapping[str, Any], algs: Sequence[str]
         out.append(M.verdict("T1.7", text, src, comps, "final accuracy of FedAvg vs FedAdam at both splits",
                              quote=QUOTES["T1.7"], aggregate="unconfirmable", notes=[why]))
     else:
-        out.append(M.missing_rows("T1.7", text, src, settings, ["tinyimagenet"], quote=QUOTES["T1.7"], notes=[why]))
+        out.append(M.missing_rows("T1.7", text, src, settings, ["tinyimagenet"], quote=QUOTES["T1.7"], notes=[why],
+                                      why=designs.not_testable(settings, "T1.7")))
     return out
 
 

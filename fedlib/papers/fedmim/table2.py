@@ -158,6 +158,19 @@ def _set(values) -> str:
     return "{" + ", ".join(f"{float(v):g}" for v in values) + "}"
 
 
+def decay_note(settings: Mapping[str, Any], epochs: Sequence[float]) -> str:
+    """What the per-round decay of η_l does at matched steps: the mean factor η_t / η_l over each E's rounds."""
+    decay = float(settings["run"].get("lr_decay", 1.0))
+    if decay == 1.0:
+        return "η_l does not decay."
+    row = settings["rows"][0]
+    mean = {e: sum(decay ** t for t in range(rounds_for(settings, row, e))) / rounds_for(settings, row, e)
+            for e in epochs}
+    return ("The decay of η_l is per round, as in the paper (" + f"{decay:g}^t" + "), not per local step: over its "
+            "rounds the local step averages " + ", ".join(f"{m:.2f}·η_l at E = {e:g}" for e, m in mean.items())
+            + ", so the runs with more rounds also take smaller steps on average.")
+
+
 def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     lines = page.settings_lines(settings, skip=("E",)) + [
         f"E ∈ {[float(e) for e in settings['epochs_grid']]} local epochs of batch {settings['run'].get('batch_size')} "
@@ -176,7 +189,7 @@ def write(result: dict, settings: Mapping[str, Any], out_dir: str | Path) -> lis
                  "steps a round, so E = 10 takes 10× the steps of E = 1 per round and runs a tenth of the rounds; "
                  "equal up to the rounding of K_i). The comparison of E is therefore about splitting the same local "
                  "work into few long or many short rounds: the drift of long local runs against the extra "
-                 "communication of short ones.\n\n")
+                 "communication of short ones. " + decay_note(settings, ran) + "\n\n")
     text += ("Cells: paper = the printed Table II value; final / best = test accuracy (%) at the last round / the "
              "best evaluated round, mean ± sample std over seeds; consistency = (1/S) Σ_i ||x_i − x̄||² of the "
              "cohort's local models, mean over the last half of the rounds (lower: the clients ended closer "

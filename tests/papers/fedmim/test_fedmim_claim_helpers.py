@@ -151,8 +151,8 @@ def test_where_text_and_method_name():
 # ---------------------------------------------------------------------------------------------- notes, verdicts
 MOVING = ("convergence: 2 of the 4 cells this verdict reads are still moving at the last round (mean accuracy over "
           "the last 10 % of rounds minus the 10 % before, points) — CIFAR IID.: FedMIM (ours) still rising (+8.4); "
-          "CIFAR DIR.1: FedAvg still falling (-4.2); the verdict is about accuracy at this fixed round count, not "
-          "after convergence")
+          "CIFAR DIR.1: FedAvg still falling (-4.2); a comparison reading one of them is unknown (not converged) and "
+          "decides nothing (docs/claims.md, rule 7)")
 
 
 def _drop(higher_is_better=False):
@@ -160,14 +160,17 @@ def _drop(higher_is_better=False):
                                  "accuracy drop", higher_is_better)
 
 
-def test_verdict_adds_the_convergence_note_after_the_given_notes():
+def test_verdict_adds_the_convergence_note_after_the_given_notes_and_a_moving_cell_decides_nothing():
+    # the drop reads FedMIM's IID cell (still rising) and FedAvg's DIR.1 cell (still falling): unknown, not better
     v = M.verdict("X1", "text", "src", [_drop()], "rule", notes=["n1"], quote="q", kind="table", aggregate="majority")
     assert (v.id, v.text, v.source, v.status, v.rule, v.quote, v.kind, v.aggregate) == (
-        "X1", "text", "src", C.CONFIRMED, "rule", "q", "table", "majority")
-    assert v.evidence == ["better: CIFAR, accuracy drop: FedMIM (ours) 4.00 vs FedAvg 8.00; Δ = -4.00 [-4.00, -4.00] "
-                          "(n = 3), Holm p = 0, δ = 1.00", "n1", MOVING]
+        "X1", "text", "src", C.INCONCLUSIVE, "rule", "q", "table", "majority")
+    assert v.evidence == ["unknown: CIFAR, accuracy drop: FedMIM (ours) 4.00 vs FedAvg 8.00; Δ = -4.00 [-4.00, -4.00] "
+                          "(n = 3); not decided: not converged: FedMIM (ours) still rising (+8.4 points over the last "
+                          "10 % of rounds, CIFAR IID.), FedAvg still falling (-4.2 points over the last 10 % of rounds, "
+                          "CIFAR DIR.1), δ = 1.00", "n1", MOVING]
     plain = M.verdict("X2", "text", "src", [_drop(True)], "rule")
-    assert (plain.status, plain.kind, plain.quote, plain.aggregate) == (C.REFUTED, "sentence", "", "all")
+    assert (plain.status, plain.kind, plain.quote, plain.aggregate) == (C.INCONCLUSIVE, "sentence", "", "all")
     assert plain.evidence[1:] == [MOVING]
 
 
@@ -182,9 +185,13 @@ def test_convergence_notes_count_each_cell_once_and_ignore_flat_and_too_short():
     short.cells = [("A", "s", "too short", math.nan), ("B", "s", "flat", 0.0), ("C", "t", "still falling", -0.5),
                    ("C", "u", "still rising", 0.25), ("D", "t", "still rising", 0.01)]
     assert AC.convergence_notes([short]) == [
-        "convergence: 3 of the 5 cells this verdict reads are still moving at the last round (mean accuracy over the "
+        "convergence: 1 of the 5 cells this verdict reads have fewer than 4 evaluated rounds, too few for the "
+        "indicator to call them flat; a comparison reading one of them is unknown (not converged) and decides nothing "
+        "(docs/claims.md, rule 7)",
+        "convergence: 3 of the 4 cells this verdict reads are still moving at the last round (mean accuracy over the "
         "last 10 % of rounds minus the 10 % before, points) — t: C still falling (-50.0), D still rising (+1.0); "
-        "u: C still rising (+25.0); the verdict is about accuracy at this fixed round count, not after convergence"]
+        "u: C still rising (+25.0); a comparison reading one of them is unknown (not converged) and decides nothing "
+        "(docs/claims.md, rule 7)"]
 
 
 def test_inconsistent_note_and_missing_rows():
@@ -217,3 +224,11 @@ def test_default_formats_print_an_infinite_accuracy_lower_case():
     assert c.text == "IID: FedMIM (ours) inf vs FedAvg 78.03; Δ = inf [nan, nan] (n = 3)"
     d = M.compare_differences(f, "acc", {"split": "iid"}, {"split": "dir0.1"}, "fedmim", "fedavg", "S", "accuracy drop", False)
     assert d.text == "S, accuracy drop: FedMIM (ours) inf vs FedAvg 8.00; Δ = inf [nan, nan] (n = 3)"
+
+
+def test_a_cell_too_short_for_the_indicator_is_not_known_to_be_flat():
+    # Table II's E = 10 runs: 3 evaluated rounds, fewer than the indicator's two windows of 2 (issue 49)
+    assert M._moving(("FedAvg", "E=10", "too short", math.nan)) == (
+        "too short to tell (fewer than 4 evaluated rounds, E=10)")
+    assert M._moving(("FedAvg", "E=1", "flat", 0.001)) == ""
+    assert M._moving(("FedAvg", "E=1", "still rising", 0.02)).startswith("still rising (+2.0 points")

@@ -116,8 +116,10 @@ T2_SETTINGS = {"rows": ["cifar10"], "epochs_grid": [1.0, 10.0], "profile": "embe
 def test_table2_reads_one_measure_for_both_claims_and_flags_moving_cells():
     good = table2.claims(table2_frame(+1.0), T2_SETTINGS, ALGS)
     bad = table2.claims(table2_frame(-1.0), T2_SETTINGS, ALGS)
-    assert [status_of(good, c) for c in ("T2.1", "T2.2")] == [C.CONFIRMED, C.CONFIRMED]
-    assert [status_of(bad, c) for c in ("T2.1", "T2.2")] == [C.REFUTED, C.REFUTED]
+    # the E = 1 cells are still rising: every comparison reading one is unknown (rule 7). T2.2 reads one in each
+    # comparison (nothing decided); T2.1's flat E = 10 comparisons still refute it, never confirm it
+    assert [status_of(good, c) for c in ("T2.1", "T2.2")] == [C.INCONCLUSIVE, C.INCONCLUSIVE]
+    assert [status_of(bad, c) for c in ("T2.1", "T2.2")] == [C.REFUTED, C.INCONCLUSIVE]
     for claims in (good, bad):
         assert recomputed(claims) == {c.id: c.status for c in claims}
         for c in claims:           # both judged on the same fixed-round cells, both carry the convergence note
@@ -125,6 +127,9 @@ def test_table2_reads_one_measure_for_both_claims_and_flags_moving_cells():
             assert len(note) == 1 and "still rising" in note[0] and "E=1" in note[0]
     settled = table2.claims(table2_frame(+1.0, e1_curve=FLAT), T2_SETTINGS, ALGS)
     assert all(any(e.startswith("convergence: all") for e in c.evidence) for c in settled)
+    assert [status_of(settled, c) for c in ("T2.1", "T2.2")] == [C.CONFIRMED, C.CONFIRMED]
+    unsettled = table2.claims(table2_frame(-1.0, e1_curve=FLAT), T2_SETTINGS, ALGS)
+    assert [status_of(unsettled, c) for c in ("T2.1", "T2.2")] == [C.REFUTED, C.REFUTED]
 
 
 # ---------------------------------------------------------------------------------------------- Table III

@@ -238,7 +238,11 @@ def test_rows_not_run_make_their_claims_not_testable_with_the_same_text_and_note
     got = run(settings=only_ti)
     need = {"T1.1": "CIFAR-10, CIFAR-100", "T1.2": "CIFAR-10", "T1.3": "CIFAR-10", "T1.4": "CIFAR-100",
             "T1.5": "CIFAR-100"}
-    assert reasons(got) == {cid: f"the embedded block does not run a stand-in for {w}" for cid, w in need.items()}
+    # a registered reason (what was run, what it showed, why it was dropped) replaces the default one
+    assert reasons(got) == {cid: designs.NOT_TESTABLE.get(cid, f"the embedded block does not run a stand-in for {w}")
+                            for cid, w in need.items()}
+    assert reasons(got)["T1.4"].startswith("the CIFAR-100 stand-in was run and dropped: ")
+    assert "ties at 3 seeds decide nothing" in reasons(got)["T1.5"]
     for cid in need:
         assert got[cid].text == TEXT[cid][0] and got[cid].quote == table1.QUOTES[cid] and got[cid].source == "§V-B1"
         why = {"T1.2": [WHY_T12], "T1.4": [WHY_T14]}.get(cid, [])
@@ -255,7 +259,8 @@ def test_rows_not_run_make_their_claims_not_testable_with_the_same_text_and_note
 def test_one_cifar_row_is_enough_for_t1_1_and_each_row_claim_needs_its_own_row():
     c10 = run(settings={**SETTINGS, "rows": ["cifar10"]})
     assert len(c10["T1.1"].comparisons) == 18 and c10["T1.1"].status != C.NOT_TESTABLE
-    assert c10["T1.1"].evidence[18].startswith("design: δ = 1; seeds 3293 needed")
+    assert c10["T1.1"].evidence[18].startswith("design: δ = 1; seeds 138 needed")
+    assert reasons(c10)["T1.6"].startswith("TinyImagenet needs a stand-in of 64×64 RGB images")
     assert c10["T1.1"].evidence[19] == "1 distinct stand-in dataset(s) ran for the paper's CIFAR-10/100: " + D10
     assert set(reasons(c10)) == {"T1.4", "T1.5", "T1.6", "T1.7"}
     c100 = run(settings={**SETTINGS, "rows": ["cifar100"]})

@@ -88,6 +88,7 @@ def test_text_rule_source_quote_kind():
     }
     for cid, (text, source, kind, quote, rule) in texts.items():
         c = got[cid]
+        rule += "; δ per comparison = the rule's 1 point, or the paper's own gap where smaller"
         assert (c.text, c.source, c.kind, c.quote, c.rule, c.aggregate) == (text, source, kind, quote, rule, "all"), cid
         assert c.evidence[len(c.comparisons)].startswith("convergence: all "), cid
 
@@ -117,3 +118,23 @@ def test_the_setting_names_data_partition_and_alpha_and_an_empty_frame_is_unknow
     assert no_runs["T3.3"].comparisons[0]["a"]["setting"] == "?" and no_runs["T3.3"].status == C.INCONCLUSIVE
     empty = {c.id: c for c in table3.claims(frame().iloc[:0], {**SETTINGS, "weights": []})}
     assert all(c.status == C.NOT_TESTABLE for c in empty.values()) and len(empty) == 5
+
+
+def test_margin_is_one_point_or_the_papers_own_gap_where_smaller():
+    # Table III: α = (0.6, 0.3) 84.67 vs α = 0.9 84.14 (0.53); best 84.98 vs FedAvg 81.61 (3.37 > 1)
+    assert round(table3.margin(K["a63"], K["a9"]), 6) == 0.53
+    assert table3.margin(K["best"], K["avg"]) == 1.0
+    assert table3.margin(K["a9"], K["a63"]) == 1.0          # the paper's gap is negative: the rule's 1 point
+    got = run()
+    assert [round(c["margin"], 6) for c in got["T3.4"].comparisons] == [0.53]
+    assert [round(c["margin"], 6) for c in got["T3.2"].comparisons] == [0.56, 0.38]
+
+
+def test_a_paper_gap_below_one_test_image_is_not_testable_and_one_above_is_decided():
+    # 0.38 points (T3.2's second step) is below one image of a 200-image test set (0.5 points), above one of 360
+    small = {c.id: c for c in table3.claims(frame(), SETTINGS, images=200)}
+    assert small["T3.2"].status == C.NOT_TESTABLE
+    assert small["T3.2"].reason.startswith("the paper's own gap 0.6 0.3 0.5 0.5 vs 0.6 0.3 0.1 0.9 0.38 points is "
+                                           "below one test image (0.50 points of the 200-image test set)")
+    assert small["T3.4"].status != C.NOT_TESTABLE          # 0.53 > 0.50
+    assert {c.id: c for c in table3.claims(frame(), SETTINGS, images=360)}["T3.2"].status != C.NOT_TESTABLE
