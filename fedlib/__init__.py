@@ -3,7 +3,7 @@
 `import fedlib` changes nothing in the process: no environment variable, no malloc setting, no torch. The
 process-wide switches are set by the entry points, with `set_up_process()`, before they load torch."""
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 
 def set_up_process() -> bool:
