@@ -19,6 +19,10 @@ from fedlib.reporting import effects, stats
 OUTCOMES = ("better", "worse", "equivalent", "tie", "unknown")
 
 
+#: how a Side's `convergence` starts when its cell is not known to be flat (fedlib/reporting/convergence.py)
+MOVING = ("still", "not converged", "too short")
+
+
 @dataclass
 class Side:
     """One method's per-seed numbers in one setting: a row group of the artefact's per-seed evidence table."""
@@ -41,7 +45,8 @@ class Side:
         return f"cost to a target (censored at {self.cap:g})" if self.cap is not None else ""
 
     def moving(self) -> bool:
-        return self.convergence.startswith(("still", "not converged"))
+        """Not known to be flat: still moving, or too few evaluated rounds for the indicator (rule 7)."""
+        return self.convergence.startswith(MOVING)
 
     def mean(self) -> float:
         """Mean over seeds, a missed target counted at its cap (nan without values)."""

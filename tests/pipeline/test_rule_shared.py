@@ -41,6 +41,14 @@ def test_a_side_still_moving_makes_its_comparison_unknown_whatever_the_caller_pa
     assert math.isnan(cmp.p_adjusted) and flat.p_adjusted == flat.diff.p     # out of the Holm family
 
 
+def test_a_curve_too_short_for_the_indicator_is_not_known_to_be_flat():
+    """FedMIM Table II's E = 10 cells: 3 evaluated rounds; rule 7 cannot call them flat, so nothing is decided on them."""
+    cmp = C.paired(side("A", HIGH, "too short to tell (fewer than 4 evaluated rounds, s)"), side("B", MID, "flat"),
+                   higher_is_better=True)
+    assert cmp.outcome == "unknown"
+    assert cmp.not_converged == "not converged: A too short to tell (fewer than 4 evaluated rounds, s)"
+
+
 def test_judge_writes_the_artefacts_convergence_check_onto_every_side_it_checked():
     a, b = side("A", HIGH), side("B", MID)
     claim = C.judge("X", "A beats B", "s", [C.paired(a, b, higher_is_better=True)],
