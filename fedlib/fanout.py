@@ -402,7 +402,7 @@ def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float],
                     continue
                 except Exception as exc:  # noqa: BLE001 -- lost to the system: its node, its worker, its result
                     start = ray.get(ledger.where.remote()).get((fp, tries[fp]))
-                    gone.append((fp, f"Ray: {type(exc).__name__}: {_first_lines(exc)}", _node(start, ray)))
+                    gone.append((fp, f"Ray: {type(exc).__name__}: {_first_sentence(exc)}", _node(start, ray)))
                     continue
                 per_round = max(per_round, _seconds_per_round(record))
                 yield fp, record
@@ -424,6 +424,12 @@ def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float],
             ray.cancel(ref, force=True)
         with contextlib.suppress(Exception):
             ray.kill(ledger)
+
+
+def _first_sentence(exc: BaseException) -> str:
+    """The first sentence of Ray's message (its NodeDiedError goes on for a paragraph of advice on one line)."""
+    line = _first_lines(exc)
+    return line[:line.index(". ") + 1] if ". " in line else line
 
 
 class RunLost(RuntimeError):
