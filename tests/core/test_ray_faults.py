@@ -80,7 +80,7 @@ def _live(pid: int) -> bool:
 
 
 def _titled(prefix: str) -> list[int]:
-    """Live processes whose command line (a Ray worker's title: `ray::<task or actor>`) starts with `prefix`."""
+    """Live processes whose command line starts with `prefix` (a Ray worker is titled `ray::<task name>` while it runs a task: `ray::fedlib-run-<fingerprint>`; an actor, `ray::<class>`)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -137,6 +137,7 @@ def test_a_removed_node_loses_its_run_in_flight_only_and_the_run_comes_back_iden
                         and run[0] not in seen["yielded"] and time.time() - s["t"] > 0.5]
                 if busy:
                     seen["lost"], seen["processes"] = busy[0][0], _node_processes(doomed)
+                    seen["computing"] = [p for p in _titled("ray::fedlib-run-") if p in seen["processes"]]
                     cluster.remove_node(doomed, allow_graceful=False)
                     seen["removed"] = time.monotonic()
                     return
@@ -160,9 +161,10 @@ def test_a_removed_node_loses_its_run_in_flight_only_and_the_run_comes_back_iden
         assert seen["starts"][(lost, 1)]["node_id"] != doomed.node_id
         assert {r["fingerprint"]: canonical(r) for r in records} == serial_records        # (c) byte for byte
         assert {p.stem: canonical(json.loads(p.read_text())) for p in tmp_path.glob("*.json")} == serial_records
+        assert seen["computing"]                  # the node was computing a run: the checks below prove something
         assert _wait(lambda: not any(map(_live, seen["processes"])), 30), \
             [p for p in seen["processes"] if _live(p)]                                    # (d) the node is gone
-        assert _wait(lambda: not _titled("ray::_execute_in_worker"), 30)                  # nothing computes on
+        assert _wait(lambda: not _titled("ray::fedlib-run-"), 30)                  # nothing computes on
         print(f"\nnode loss: run {lost} back {seen['yielded'][lost] - seen['removed']:.1f} s after its node was "
               f"removed; the node's {len(seen['processes'])} processes gone")
     finally:
@@ -174,7 +176,8 @@ DRIVER = """
 import sys
 from fedlib import experiments
 TINY = {tiny!r}
-experiments.run_many([{{**TINY, "seed": s}} for s in range(6)], sys.argv[1], workers=2, backend=sys.argv[2])
+if __name__ == "__main__":          # pool workers import this file as their main module
+    experiments.run_many([{{**TINY, "seed": s}} for s in range(6)], sys.argv[1], workers=2, backend=sys.argv[2])
 """
 
 
@@ -209,10 +212,12 @@ def test_a_killed_driver_leaves_whole_records_and_no_process_and_the_rerun_runs_
     driver = _driver(tmp_path, backend, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert _wait(lambda: len(list(cache.glob("*.json"))) >= 2, 240), "no record within 240 s"
+        computing = _titled("ray::fedlib-run-") if backend == "ray" else _session(driver.pid)[1:]
+        assert computing, "no process computing when the driver is killed: the check below would prove nothing"
         os.kill(driver.pid, signal.SIGKILL)
         killed = time.monotonic()
         driver.wait()
-        assert _wait(lambda: not _session(driver.pid) and not _titled("ray::_execute_in_worker")
+        assert _wait(lambda: not _session(driver.pid) and not _titled("ray::fedlib-run-")
                      and not _titled("ray::Ledger"), 60), (_session(driver.pid), _titled("ray::"))
         gone = time.monotonic() - killed
         whole = {p.stem: json.loads(p.read_text()) for p in cache.glob("*.json")}        # only whole records
