@@ -194,6 +194,7 @@ def run_many(configs: Iterable[RunConfig | Mapping[str, Any]], cache_dir: str | 
     cpu_path.check_switch()                                    # an unknown $FEDLIB_CPU_PATH, before pool or Ray start
     if backend == "ray":
         fanout.ray_module()                                    # installed? (one line before any compute)
+        fanout.ray_retries()                                   # $FEDLIB_RAY_RETRIES a whole number
     fanout.lockstep_on()                                       # $FEDLIB_LOCKSTEP on or off (one line if neither)
     if not (isinstance(gpus_per_run, (int, float)) and gpus_per_run >= 0 or gpus_per_run == "auto"):
         raise ConfigError(f"gpus_per_run={gpus_per_run!r} is not allowed; allowed: a number >= 0 or 'auto'")

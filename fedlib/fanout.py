@@ -214,8 +214,14 @@ def _worker_start(threads: int | None, forked: bool = False) -> None:
     set_threads(threads)
 
 
-def _execute_in_worker(cfg: dict, threads: int | None = None) -> dict:
-    """`execute` in a Ray worker, set up first as every entry point (the CPU path its runtime_env names)."""
+def _execute_in_worker(cfg: dict, threads: int | None = None, run: tuple | None = None, ledger=None) -> dict:
+    """`execute` in a Ray worker: tell the sweep's ledger (`Ledger`) that attempt `run` = (fingerprint, attempt)
+    started here, set up as every entry point (the CPU path its runtime_env names), run."""
+    if ledger is not None:
+        import ray
+
+        ledger.started.remote(run, {"node": ray.util.get_node_ip_address(),
+                                    "node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()})
     fedlib.set_up_process()
     return execute(cfg, threads)
 
@@ -281,33 +287,188 @@ def _child_cpu_path(path: str | None):
                 os.environ[k] = v
 
 
-def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float]) -> Iterator[Outcome]:
+#: runs lost to their node or worker are submitted again, at most this many times ($FEDLIB_RAY_RETRIES; 0: never)
+RETRIES_SWITCH, RETRIES_DEFAULT = "FEDLIB_RAY_RETRIES", 3
+#: a run running longer than STALL_FACTOR x its expected duration, and at least STALL_FLOOR_S, is stalled
+STALL_FACTOR, STALL_FLOOR_S = 10.0, 120.0
+#: how often the driver looks for stalled runs (seconds)
+POLL_S = 5.0
+
+
+def ray_retries() -> int:
+    """How many times a Ray run lost to its node or worker is submitted again ($FEDLIB_RAY_RETRIES, default 3);
+    another value than a whole number >= 0 is refused in one line."""
+    value = os.environ.get(RETRIES_SWITCH, "").strip()
+    if not value:
+        return RETRIES_DEFAULT
+    if not value.isdigit():
+        raise ConfigError(f"{RETRIES_SWITCH}={os.environ[RETRIES_SWITCH]!r} is not allowed; allowed: a whole number "
+                          ">= 0 (0: a lost run is not retried)")
+    return int(value)
+
+
+class Ledger:
+    """Where and when each attempt of each run started: a Ray actor on the driver's node (no CPU), told by the task
+    as it starts (`_execute_in_worker`), timed by the driver's clock. It names the node of a lost or stalled run."""
+
+    def __init__(self):
+        self.starts: dict[tuple, dict] = {}
+
+    def started(self, run: tuple, where: dict) -> None:
+        import time
+
+        self.starts[tuple(run)] = {**where, "t": time.time()}
+
+    def where(self) -> dict[tuple, dict]:
+        return self.starts
+
+
+def _ledger(ray):
+    """A `Ledger` actor pinned to this (the driver's) node: it dies with the driver, never with a worker node."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+    return ray.remote(Ledger).options(num_cpus=0, scheduling_strategy=here).remote()
+
+
+def _node(start: dict | None, ray) -> str:
+    """An attempt's node, as `node <ip> <node id>`, and what the cluster says of it when it lists it as dead."""
+    if not start:
+        return "a node (the attempt had not reported its start)"
+    line = f"node {start['node']} {start['node_id'][:8]} (worker pid {start['pid']})"
+    with contextlib.suppress(Exception):        # the cluster's view of the node, where it can say
+        for node in ray.nodes():
+            if node.get("NodeID") == start["node_id"] and not node.get("Alive", True):
+                line += (", which the cluster lists as dead: "
+                         + (node.get("DeathReasonMessage") or node.get("DeathReason") or "no reason given"))
+    return line
+
+
+def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float],
+              retries: int | None = None) -> Iterator[Outcome]:
     """One Ray task per run with `cpus` CPUs and `gpus[fp]` GPUs (fractions share a GPU), on the connected cluster
-    (`connect_ray`)."""
+    (`connect_ray`); each run's outcome is yielded once.
+
+    A run lost to the system (its node removed or dead, its worker killed, its result lost with its node: any Ray
+    error but a RayTaskError) is submitted again, at most `retries` times ($FEDLIB_RAY_RETRIES, default 3), with one
+    line on stderr per retry naming the node and Ray's cause; a run lost once more fails with both. An exception of
+    the run itself (a RayTaskError) is its outcome at once: a run is a pure function of its configuration, so it
+    would raise again. The driver retries, not Ray (every task has max_retries=0, retry_exceptions=False): that is
+    what lets it say why and where, and cancel a stalled run.
+    A stalled run (running for more than STALL_FACTOR x its expected duration, at least STALL_FLOOR_S; expected: the
+    slowest seconds per round among this sweep's finished runs x its round cap) is named in one line with its node,
+    cancelled and counted as lost. The driver alone receives records, so a retried run has one record or none."""
+    import time
+
     ray = ray_module()              # each worker takes the run's CPU path (runtime_env) as it sets up
+    retries = ray_retries() if retries is None else retries
     cpu_task = ray.remote(_execute_in_worker)            # CPU workers are reused (no torch import per run)
     gpu_task = ray.remote(max_calls=1)(_execute_in_worker)   # a GPU worker exits after its run: memory given back
     threads = max(1, math.floor(cpus))
-    refs = {}
-    for fp, cfg in jobs.items():
-        g = float(gpus.get(fp, 0.0))
-        task = gpu_task if g > 0 else cpu_task
+    ledger = _ledger(ray)
+    refs: dict = {}                 # pending ref -> fingerprint
+    tries = dict.fromkeys(jobs, 0)  # retries so far: the attempt now pending is (fp, tries[fp])
+
+    def submit(fp: str):
+        cfg, g = jobs[fp], float(gpus.get(fp, 0.0))
         path = cfg.get("cpu_path") if isinstance(cfg, Mapping) else cfg.cpu_path
         env = {"env_vars": {ENV_SWITCH: path}} if path in PATHS else None
-        refs[task.options(num_cpus=cpus, num_gpus=g, name=f"fedlib-run-{fp}", max_retries=0,
-                          runtime_env=env).remote(cfg, threads)] = fp
-    pending = list(refs)
+        ref = (gpu_task if g > 0 else cpu_task).options(
+            num_cpus=cpus, num_gpus=g, name=f"fedlib-run-{fp}", max_retries=0, retry_exceptions=False,
+            runtime_env=env).remote(cfg, threads, (fp, tries[fp]), ledger)
+        refs[ref] = fp
+        return ref
+
+    def lost(fp: str, why: str, where: str):
+        """Submit `fp` again (its new ref) or give up (the failure)."""
+        if tries[fp] >= retries:
+            return RunLost(f"lost {tries[fp] + 1} time(s), the last on {where}: {why}")
+        tries[fp] += 1
+        print(f"fedlib: run {fp} lost on {where}: {why}; submitted again (retry {tries[fp]} of {retries})",
+              file=sys.stderr, flush=True)
+        return submit(fp)
+
+    pending, per_round, looked = [submit(fp) for fp in jobs], 0.0, time.monotonic()
     try:
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
+            done, pending = ray.wait(pending, num_returns=1, timeout=POLL_S)
+            gone = []                                              # (fp, why, where) of runs lost just now
             for ref in done:
+                fp = refs.pop(ref)
                 try:
-                    yield refs[ref], ray.get(ref)
-                except Exception as exc:  # noqa: BLE001 -- a task error, a crashed or killed worker
-                    yield refs[ref], getattr(exc, "cause", None) or exc
+                    record = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:         # the run's own exception: never retried
+                    yield fp, getattr(exc, "cause", None) or exc
+                    continue
+                except Exception as exc:  # noqa: BLE001 -- lost to the system: its node, its worker, its result
+                    start = ray.get(ledger.where.remote()).get((fp, tries[fp]))
+                    gone.append((fp, f"Ray: {type(exc).__name__}: {_first_sentence(exc)}", _node(start, ray)))
+                    continue
+                per_round = max(per_round, _seconds_per_round(record))
+                yield fp, record
+            if per_round and time.monotonic() - looked >= POLL_S:
+                looked = time.monotonic()
+                for ref, why, where in _stalled(pending, refs, jobs, tries, per_round,
+                                                ray.get(ledger.where.remote()), ray):
+                    pending.remove(ref)
+                    ray.cancel(ref, force=True)
+                    gone.append((refs.pop(ref), why, where))
+            for fp, why, where in gone:
+                again = lost(fp, why, where)
+                if isinstance(again, BaseException):
+                    yield fp, again
+                else:
+                    pending.append(again)
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)
+        with contextlib.suppress(Exception):
+            ray.kill(ledger)
+
+
+def _first_sentence(exc: BaseException) -> str:
+    """The first sentence of Ray's message (its NodeDiedError goes on for a paragraph of advice on one line)."""
+    line = _first_lines(exc)
+    return line[:line.index(". ") + 1] if ". " in line else line
+
+
+class RunLost(RuntimeError):
+    """A Ray run lost to its node or worker (or stalled) once more than the retries allow."""
+
+
+def _seconds_per_round(record) -> float:
+    """Seconds per round of a finished run's record (0 when it has none)."""
+    summary = record.get("summary", {}) if isinstance(record, Mapping) else {}
+    rounds = summary.get("rounds_run") or 0
+    return float(summary.get("wall_s") or 0.0) / rounds if rounds else 0.0
+
+
+def stall_bound(expected_s: float) -> float:
+    """Seconds without a result after which a run expected to take `expected_s` is stalled."""
+    return max(STALL_FLOOR_S, STALL_FACTOR * expected_s)
+
+
+def _stalled(pending, refs, jobs, tries, per_round, starts, ray) -> list[tuple]:
+    """(ref, why, node) of each pending run whose attempt started longer ago than its stall bound, named on stderr
+    in one line with its node."""
+    import time
+
+    out = []
+    for ref in pending:
+        fp = refs[ref]
+        start = starts.get((fp, tries[fp]))
+        if start is None:                                   # still waiting for a CPU: not stalled
+            continue
+        cfg = jobs[fp]
+        expected = per_round * ((cfg.get("rounds") if isinstance(cfg, Mapping) else cfg.rounds) or 0)
+        ran, bound = time.time() - start["t"], stall_bound(expected)
+        if ran > bound:
+            why = (f"stalled: no result after {ran:.0f} s, over its bound of {bound:.0f} s ({STALL_FACTOR:g} x the "
+                   f"expected {expected:.1f} s, at least {STALL_FLOOR_S:.0f} s)")
+            where = _node(start, ray)
+            print(f"fedlib: run {fp} {why} on {where}; cancelled", file=sys.stderr, flush=True)
+            out.append((ref, why, where))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- Ray cluster
@@ -388,5 +549,5 @@ def gpu_share(peak_bytes: float | None, device_bytes: float | None, headroom: fl
 
 
 __all__ = ["BACKENDS", "MAX_GROUP", "PRELOAD", "RayNotStarted", "cluster_gpus", "connect_ray", "execute", "gpu_share",
-           "groupable", "groups", "lockstep_on", "process_pool", "ray_module", "ray_tasks", "serial", "set_threads",
-           "warm_up"]
+           "groupable", "groups", "lockstep_on", "process_pool", "ray_module", "ray_retries", "ray_tasks", "serial",
+           "set_threads", "stall_bound", "warm_up", "Ledger", "RunLost"]

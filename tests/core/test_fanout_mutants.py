@@ -150,6 +150,15 @@ def test_the_pool_gives_each_record_to_its_own_fingerprint_groups_included(pool)
     assert made.kwargs["mp_context"].get_start_method() == "forkserver"
 
 
+def test_a_group_gives_each_record_to_its_fingerprint_whatever_their_sort_order(pool):
+    """Fingerprints are hashes, in no order: a group's records pair with its fingerprints in the task's order, not in
+    sorted order (ids fp0-fp7 are already sorted, so the test above cannot tell)."""
+    jobs = {name: cfg for name, cfg in zip(["f9", "c2", "x0", "a7", "m5", "b1"], _groupable_jobs(6).values())}
+    out = dict(fanout.process_pool(jobs, 0))                  # no singles at the end: one task of 6
+    assert [len(a) for _, a in pool.made[0].submitted] == [6]
+    assert {fp: record["seed"] for fp, record in out.items()} == {"f9": 0, "c2": 1, "x0": 2, "a7": 3, "m5": 4, "b1": 5}
+
+
 def test_the_pool_has_at_most_one_worker_per_task(pool):
     jobs = _groupable_jobs(9)                     # 2 workers: the last 8 go singly, the first stays one task of 1
     dict(fanout.process_pool(jobs, 3))
@@ -306,11 +315,21 @@ def test_a_worker_starts_with_one_thread_and_its_lifeline(monkeypatch, threads):
 
 # ---------------------------------------------------------------------------------------------- Ray
 class Ray(types.ModuleType):
-    """A stand-in `ray` module: tasks run at `.remote`, in this process; what each was asked for is kept."""
+    """A stand-in `ray` module: tasks run at `.remote`, in this process; what each was asked for is kept. An attempt
+    `(fp, attempt)` in `lose` ends in that system error (after it reported its start), one in `hang` never ends."""
 
     def __init__(self, gpus=0.0, initialized=False):
         super().__init__("ray")
         self.options, self.inits, self.cancelled, self.gpus, self.initialized = [], [], [], gpus, initialized
+        self.lose, self.hang, self.killed, self.dead_nodes = {}, set(), [], []
+        self.exceptions = types.SimpleNamespace(RayTaskError=RayTaskError)
+        self.util = types.SimpleNamespace(get_node_ip_address=lambda: "10.0.0.9")
+
+    def get_runtime_context(self):
+        return types.SimpleNamespace(get_node_id=lambda: "abcdef0123456789")
+
+    def nodes(self):
+        return [{"NodeID": "0000", "Alive": True}] + self.dead_nodes
 
     def remote(self, fn=None, **decorator):
         if fn is None:
@@ -325,23 +344,30 @@ class Ray(types.ModuleType):
                     @staticmethod
                     def remote(*args):
                         try:
-                            return Ref("ok", fn(*args))
-                        except Exception as exc:  # noqa: BLE001
-                            return Ref("err", types.SimpleNamespace(cause=exc) if isinstance(exc, KeyError) else exc)
+                            value = fn(*args)
+                        except Exception as exc:  # noqa: BLE001 -- what Ray raises at ray.get: a RayTaskError
+                            return Ref("err", RayTaskError(exc) if isinstance(exc, KeyError) else _dual(exc))
+                        run = tuple(args[2])
+                        if run in ray.lose:
+                            return Ref("err", ray.lose[run])
+                        return Ref("hang" if run in ray.hang else "ok", value)
                 return Bound()
         return Task()
 
-    def wait(self, pending, num_returns=1):
-        return pending[:num_returns], pending[num_returns:]
+    def wait(self, pending, num_returns=1, timeout=None):
+        done = [ref for ref in pending if ref.kind != "hang"][:num_returns]
+        return done, [ref for ref in pending if ref not in done]
 
     def get(self, ref):
-        kind, value = ref.kind, ref.value
-        if kind == "err":
-            raise value if isinstance(value, BaseException) else RayTaskError(value.cause)
-        return value
+        if ref.kind == "err":
+            raise ref.value
+        return ref.value
 
     def cancel(self, ref, force=False):
         self.cancelled.append((ref, force))
+
+    def kill(self, actor):
+        self.killed.append(actor)
 
     def is_initialized(self):
         return self.initialized
@@ -364,10 +390,34 @@ class RayTaskError(Exception):
         self.cause = cause
 
 
+def _dual(exc):
+    """Ray's RayTaskError(ValueError): both kinds at once (here without a cause, so the error itself is the outcome)."""
+    kind = type("RayTaskError(" + type(exc).__name__ + ")", (RayTaskError, type(exc)), {})
+    err = kind.__new__(kind)
+    Exception.__init__(err, str(exc))
+    err.cause = None
+    return err
+
+
+class NodeDiedError(Exception):
+    pass
+
+
+class FakeLedger:
+    """`fanout.Ledger` in this process, its methods called as an actor's (`.remote` gives a Ref)."""
+
+    def __init__(self):
+        inner = fanout.Ledger()
+        self.started = types.SimpleNamespace(remote=lambda *a: Ref("ok", inner.started(*a)))
+        self.where = types.SimpleNamespace(remote=lambda: Ref("ok", inner.where()))
+
+
 @pytest.fixture
 def ray(monkeypatch):
     fake = Ray()
     monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr(fanout, "_ledger", lambda ray: FakeLedger())
+    monkeypatch.delenv(fanout.RETRIES_SWITCH, raising=False)
     return fake
 
 
@@ -385,14 +435,103 @@ def test_ray_tasks_declare_their_resources_and_path(ray, monkeypatch):
     out = dict(fanout.ray_tasks(jobs, 2.5, {"a": 0.5, "c": 0.0}))
     assert out["a"] == {"seed": 0, "threads": 2} and out["b"] == {"seed": 1, "threads": 2}
     assert isinstance(out["c"], KeyError) and isinstance(out["d"], ValueError)
+    never = {"max_retries": 0, "retry_exceptions": False}          # Ray never retries: the driver does
     assert ray.options == [
-        {"max_calls": 1, "num_cpus": 2.5, "num_gpus": 0.5, "name": "fedlib-run-a", "max_retries": 0,
+        {"max_calls": 1, "num_cpus": 2.5, "num_gpus": 0.5, "name": "fedlib-run-a", **never,
          "runtime_env": {"env_vars": {"FEDLIB_CPU_PATH": "portable"}}},
-        {"num_cpus": 2.5, "num_gpus": 0.0, "name": "fedlib-run-b", "max_retries": 0, "runtime_env": None},
-        {"num_cpus": 2.5, "num_gpus": 0.0, "name": "fedlib-run-c", "max_retries": 0, "runtime_env": None},
-        {"num_cpus": 2.5, "num_gpus": 0.0, "name": "fedlib-run-d", "max_retries": 0,
+        {"num_cpus": 2.5, "num_gpus": 0.0, "name": "fedlib-run-b", **never, "runtime_env": None},
+        {"num_cpus": 2.5, "num_gpus": 0.0, "name": "fedlib-run-c", **never, "runtime_env": None},
+        {"num_cpus": 2.5, "num_gpus": 0.0, "name": "fedlib-run-d", **never,
          "runtime_env": {"env_vars": {"FEDLIB_CPU_PATH": "native"}}}]
-    assert ray.cancelled == []
+    assert ray.cancelled == [] and len(ray.killed) == 1              # the ledger, once the sweep is done
+
+
+def _seeds(monkeypatch):
+    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: {"seed": cfg["seed"]})
+    return {name: {"seed": s, "rounds": 2} for s, name in enumerate("abc")}
+
+
+def test_a_run_lost_to_its_node_is_submitted_again_with_one_line_naming_node_and_cause(ray, monkeypatch, capsys):
+    jobs = _seeds(monkeypatch)
+    ray.lose = {("b", 0): NodeDiedError("the node running it died\nmore"), ("b", 1): NodeDiedError("again")}
+    ray.dead_nodes = [{"NodeID": "abcdef0123456789", "Alive": False, "DeathReasonMessage": "removed by a test"}]
+    out = list(fanout.ray_tasks(jobs, 1, {}))
+    assert sorted(out, key=str) == [("a", {"seed": 0}), ("b", {"seed": 1}), ("c", {"seed": 2})]   # each once
+    assert [o["name"] for o in ray.options] == ["fedlib-run-a", "fedlib-run-b", "fedlib-run-c", "fedlib-run-b",
+                                                "fedlib-run-b"]
+    node = f"node 10.0.0.9 abcdef01 (worker pid {os.getpid()}), which the cluster lists as dead: removed by a test"
+    assert capsys.readouterr().err.splitlines() == [
+        f"fedlib: run b lost on {node}: Ray: NodeDiedError: the node running it died; submitted again (retry 1 of 3)",
+        f"fedlib: run b lost on {node}: Ray: NodeDiedError: again; submitted again (retry 2 of 3)"]
+
+
+def test_a_run_lost_more_often_than_its_retries_fails_in_one_line_and_the_others_go_on(ray, monkeypatch, capsys):
+    jobs = _seeds(monkeypatch)
+    monkeypatch.setenv(fanout.RETRIES_SWITCH, "1")
+    ray.lose = {("a", 0): NodeDiedError("gone"), ("a", 1): NodeDiedError("gone too")}
+    out = dict(fanout.ray_tasks(jobs, 1, {}))
+    assert out["b"] == {"seed": 1} and out["c"] == {"seed": 2}
+    assert isinstance(out["a"], fanout.RunLost)
+    assert str(out["a"]) == (f"lost 2 time(s), the last on node 10.0.0.9 abcdef01 (worker pid {os.getpid()}): "
+                             "Ray: NodeDiedError: gone too")
+    assert len(capsys.readouterr().err.splitlines()) == 1
+    out = dict(fanout.ray_tasks(jobs, 1, {}, retries=0))             # retries off: lost once is lost
+    assert str(out["a"]).startswith("lost 1 time(s)")
+
+
+def test_the_runs_own_exception_is_never_retried(ray, monkeypatch, capsys):
+    def execute(cfg, threads=None):
+        raise ValueError("diverged")
+
+    monkeypatch.setattr(fanout, "execute", execute)
+    [(fp, outcome)] = fanout.ray_tasks({"a": {"seed": 0}}, 1, {})
+    assert isinstance(outcome, ValueError) and str(outcome) == "diverged"
+    assert len(ray.options) == 1 and capsys.readouterr().err == ""
+
+
+def test_retries_are_a_whole_number_or_refused_in_one_line(monkeypatch):
+    monkeypatch.delenv(fanout.RETRIES_SWITCH, raising=False)
+    assert fanout.ray_retries() == 3
+    monkeypatch.setenv(fanout.RETRIES_SWITCH, " 0 ")
+    assert fanout.ray_retries() == 0
+    for bad in ("-1", "two", "1.5"):
+        monkeypatch.setenv(fanout.RETRIES_SWITCH, bad)
+        with pytest.raises(ConfigError, match=f"FEDLIB_RAY_RETRIES='{bad}' is not allowed; allowed: a whole number"):
+            fanout.ray_retries()
+
+
+def test_a_stalled_run_is_named_with_its_node_cancelled_and_retried(ray, monkeypatch, capsys):
+    """`h` hangs twice; `a` finishes at 1.5 s a round, so `h` (4 rounds) is expected in 6 s and stalled after 60 s
+    (the clock runs 7 s a reading): named with its node, cancelled, submitted again, and then lost."""
+    import re
+    import time
+
+    monkeypatch.setattr(fanout, "execute", lambda cfg, threads=None: {
+        "seed": cfg["seed"], "summary": {"wall_s": 3.0, "rounds_run": 2}})
+    monkeypatch.setattr(fanout, "POLL_S", 0.0)
+    monkeypatch.setattr(fanout, "STALL_FLOOR_S", 0.0)
+    clock = iter(range(1000, 10**6, 7))
+    monkeypatch.setattr(time, "time", lambda: float(next(clock)))
+    jobs = {"a": {"seed": 0, "rounds": 2}, "h": {"seed": 1, "rounds": 4}}
+    ray.hang = {("h", 0), ("h", 1)}
+    out = dict(fanout.ray_tasks(jobs, 1, {}, retries=1))
+    assert out["a"]["seed"] == 0 and isinstance(out["h"], fanout.RunLost)
+    node = f"node 10.0.0.9 abcdef01 (worker pid {os.getpid()})"
+    stalled = r"stalled: no result after (\d+) s, over its bound of 60 s \(10 x the expected 6.0 s, at least 0 s\)"
+    assert re.fullmatch(rf"lost 2 time\(s\), the last on {re.escape(node)}: {stalled}", str(out["h"]))
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and err[1].startswith(f"fedlib: run h lost on {node}: stalled: ")
+    assert err[1].endswith("; submitted again (retry 1 of 1)")
+    for line in err[0], err[2]:
+        ran = re.fullmatch(rf"fedlib: run h {stalled} on {re.escape(node)}; cancelled", line).group(1)
+        assert 60 < int(ran) <= 67                                      # named at the first reading past the bound
+    assert [(ref.kind, force) for ref, force in ray.cancelled] == [("hang", True)] * 2
+
+
+def test_a_run_waiting_for_a_cpu_is_not_stalled_and_the_bound_has_a_floor():
+    assert fanout._stalled(["ref"], {"ref": "fp"}, {"fp": {"rounds": 3}}, {"fp": 0}, 1e9, {}, None) == []
+    assert fanout.stall_bound(1.0) == fanout.STALL_FLOOR_S == 120.0
+    assert fanout.stall_bound(100.0) == 1000.0
 
 
 def test_ray_tasks_left_when_the_caller_stops_are_cancelled(ray, monkeypatch):
