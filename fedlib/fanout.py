@@ -18,6 +18,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import sys
 import tempfile
@@ -214,7 +215,7 @@ def _worker_start(threads: int | None, forked: bool = False) -> None:
     set_threads(threads)
 
 
-def _execute_in_worker(cfg: dict, threads: int | None = None, run: tuple | None = None, ledger=None) -> dict:
+def _execute_in_worker(cfg: bytes | dict, threads: int | None = None, run: tuple | None = None, ledger=None) -> dict:
     """`execute` in a Ray worker: tell the sweep's ledger (`Ledger`) that attempt `run` = (fingerprint, attempt)
     started here, set up as every entry point (the CPU path its runtime_env names), run."""
     if ledger is not None:
@@ -223,7 +224,9 @@ def _execute_in_worker(cfg: dict, threads: int | None = None, run: tuple | None 
         ledger.started.remote(run, {"node": ray.util.get_node_ip_address(),
                                     "node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()})
     fedlib.set_up_process()
-    return execute(cfg, threads)
+    # the configuration travels pickled and is loaded only now: loading a resolved configuration builds its
+    # algorithm's hyperparameters, which imports torch, and the CPU path must be pinned before torch loads
+    return execute(pickle.loads(cfg) if isinstance(cfg, bytes) else cfg, threads)
 
 
 # The engine's modules, imported once by the fork server: its workers start with torch and fedlib loaded.
@@ -375,7 +378,7 @@ def ray_tasks(jobs: Mapping[str, dict], cpus: float, gpus: Mapping[str, float],
         env = {"env_vars": {ENV_SWITCH: path}} if path in PATHS else None
         ref = (gpu_task if g > 0 else cpu_task).options(
             num_cpus=cpus, num_gpus=g, name=f"fedlib-run-{fp}", max_retries=0, retry_exceptions=False,
-            runtime_env=env).remote(cfg, threads, (fp, tries[fp]), ledger)
+            runtime_env=env).remote(pickle.dumps(cfg), threads, (fp, tries[fp]), ledger)
         refs[ref] = fp
         return ref
 
