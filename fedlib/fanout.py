@@ -9,6 +9,9 @@ Ray (https://docs.ray.io): `ray_tasks` connects to the cluster named by RAY_ADDR
 docs/scale.md) or, without it, starts a local one sized to `workers` CPUs. Each run is one task declaring its CPUs
 and GPUs; a GPU task is started with max_calls=1, so its worker process exits after the run and gives its GPU
 memory back. Seeds come from each run's configuration, so the order in which tasks are scheduled changes nothing.
+A run lost to its node or worker is submitted again by the driver (bounded: $FEDLIB_RAY_RETRIES, default 3), one
+that raises is not; a stalled run is named with its node and treated as lost (`ray_tasks`). Each attempt tells a
+small actor on the driver's node where it started (`Ledger`), which is how a lost or stalled run's node is named.
 """
 from __future__ import annotations
 

@@ -107,6 +107,14 @@ def test_backend_and_resources_are_checked_before_any_run(tmp_path):
     assert not list(tmp_path.glob("*.json"))
 
 
+def test_a_bad_retry_count_is_refused_before_any_ray_run(tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    monkeypatch.setenv("FEDLIB_RAY_RETRIES", "three")
+    with pytest.raises(ConfigError, match=r"^FEDLIB_RAY_RETRIES='three' is not allowed; allowed: a whole number >= 0"):
+        experiments.run_many([TINY], tmp_path, backend="ray", verbose=False)
+    assert not list(tmp_path.glob("*.json"))
+
+
 def test_gpu_share_fits_measured_peak_memory():
     gib = 2**30
     assert fanout.gpu_share(None, 80 * gib) == 1.0                   # never measured: a whole GPU
