@@ -1,7 +1,7 @@
 """Surviving mutants that are equivalent: the change cannot alter any result of fedlib. One line each, why.
 
 Keys are mutmut's mutant names (stable while the function's source is unchanged); scripts/mutants.py marks these
-survivors as equivalent in docs/testing.md. A survivor not listed here is a gap in the tests.
+survivors as equivalent in reports/testing/mutation.md. A survivor not listed here is a gap in the tests.
 """
 _DEVICE = "the engine moves all initial state to its device (engine.init_state), so the creation device is moot"
 _DISP_DTYPE = ("dtype of an all-zero tensor: round 1's momentum is zero in any dtype, and torch.cat promotes the "
@@ -203,7 +203,7 @@ EQUIVALENT: dict[str, str] = {
     "fedlib.reporting.claims.x_recompute__mutmut_40": _RECOMPUTE_NAME,
     "fedlib.reporting.claims.x_recompute__mutmut_41": _RECOMPUTE_NAME,
     # the same survivors since paired/exact moved to fedlib/reporting/pairwise.py (the claims.* keys above name them
-    # in the recorded run, docs/mutation-results.json); exact's numbers after its NaN test shifted by 4 (the new
+    # in the recorded run, reports/testing/mutation.json); exact's numbers after its NaN test shifted by 4 (the new
     # mutants 8, 9, 13 and 14 mutate `or math.isnan(va) or math.isnan(vb)`), mapped with mutmut's mutation list
     "fedlib.reporting.pairwise.x_exact__mutmut_25": "the argument removed is math.isclose's default (abs_tol = 0.0)",
     "fedlib.reporting.pairwise.x_exact__mutmut_35": ("decides only values that are not close, and equal values are "
