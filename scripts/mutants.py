@@ -125,7 +125,7 @@ MODULE_TESTS = {
        for name in ("common", "fig4", "fig5")},
     "fedlib/papers/fedmim/page.py": ["tests/test_fedmim_pipeline.py", "tests/test_fedmim_claims.py"],
     "fedlib/reporting/describe.py": ["tests/test_runs_frame.py", "tests/test_claims_edges.py"],
-    "fedlib/reporting/figures.py": ["tests/test_figures_style.py"],
+    "fedlib/reporting/figures.py": ["tests/pipeline/test_figures.py"],
     "fedlib/reporting/run_notebook.py": ["tests/test_run_notebook.py"],
     **{f"fedlib/{name}.py": ["tests/test_lifeline.py", "tests/test_fanout.py"] for name in ("lifeline",
                                                                                           "lifeline_server")},

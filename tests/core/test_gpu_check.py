@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from fedlib.costs import COSTS_FILE, read_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_gpu_check_smoke_mode_runs_both_parts_on_cpu(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_check.py"), "--smoke", "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=600)

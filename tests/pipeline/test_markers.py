@@ -26,7 +26,7 @@ def heavy_tests(source: str) -> dict[str, bool]:
             if name not in heavy and used & heavy:
                 heavy.add(name)
                 grown = True
-    module_slow = "pytestmark = pytest.mark.slow" in source
+    module_slow = "pytestmark = pytest.mark.slow" in source or "pytestmark = [pytest.mark.slow" in source
     return {n.name: module_slow or any("mark.slow" in ast.get_source_segment(source, d) for d in n.decorator_list)
             for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test") and n.name in heavy}
 
