@@ -94,6 +94,11 @@ def _verdicts(path: Path, text: str) -> tuple[list, object]:
     return [(c.get("id"), c.get("status")) for c in claims], meta.get("claims_summary")
 
 
+#: folders of reports/ that `dvc repro` does not write (the test suite's generated pages: scripts/mutants.py and
+#: scripts/planted_bugs.py write reports/testing/), so a regenerated tree is not compared on them
+NOT_REPORTS = ("testing",)
+
+
 def _files(root: Path) -> set[Path]:
     """The report files under `root`; Refused (2) for a missing folder, one holding a symbolic link anywhere (a link
     is not a report file, and a loop of them would hide a tree's content), or one holding no file."""
@@ -105,7 +110,7 @@ def _files(root: Path) -> set[Path]:
             path = Path(folder) / name
             if path.is_symlink():
                 raise Refused(2, f"{path}: a symbolic link; allowed: plain files and folders (copy the target in)")
-            if name in names and path.is_file():
+            if name in names and path.is_file() and path.relative_to(root).parts[0] not in NOT_REPORTS:
                 files.add(path.relative_to(root))
     if not files:
         raise Refused(2, f"{root}: holds no report file (nothing to compare)")

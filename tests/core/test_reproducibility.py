@@ -21,7 +21,8 @@ TINY = dict(dataset="digits", n_clients=6, clients_per_round=3, rounds=3, local_
 def test_auto_oracle_is_a_fixed_rule_of_the_device(monkeypatch):
     assert resolve(TINY).oracle == "loop"                       # CPU: loop (as fast or faster for small models)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert resolve(TINY).oracle == "vmap"                       # CUDA: vmap
+    assert resolve(TINY).oracle == "stacked"                    # CUDA: the CNN's grouped-convolution forward (AUTO_RULE)
+    assert resolve({**TINY, "model": "piecewise1d"}).oracle == "vmap"   # CUDA, no stacked forward: vmap
     assert resolve({**TINY, "device": "cpu"}).oracle == "loop"
     assert resolve({**TINY, "oracle": "vmap"}).oracle == "vmap"  # an explicit path is kept
     assert resolve({**TINY, "oracle": "timed"}).oracle == "timed"

@@ -34,7 +34,7 @@ def _meta(path):
 
 
 def _artefacts():
-    return [p for p in METAS if {"paper", "artefact", "claims_detail"} <= set(_meta(p))]
+    return [p for p in METAS if isinstance(_meta(p), dict) and {"paper", "artefact", "claims_detail"} <= set(_meta(p))]
 
 
 def _current(path):

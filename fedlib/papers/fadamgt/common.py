@@ -167,8 +167,8 @@ def cost_paired(agg: pd.DataFrame, metric: str, a: tuple[str, dict], b: tuple[st
     resolution = None
     if metric == "comm":
         resolution = min(float(lookup(agg, **keys)["vectors_per_round"]) for keys in (a[1], b[1]))
-        if margin is None:
-            margin = COMM_MARGIN * max(abs(sa.mean()), abs(sb.mean()))
+        if margin is None:      # the default is never finer than the resolution (a declared margin is checked)
+            margin = max(COMM_MARGIN * max(abs(sa.mean()), abs(sb.mean())), resolution)
     return C.paired(sa, sb, higher_is_better=False, label=label or setting, fmt="{:.1f}", margin=margin,
                     resolution=resolution)
 

@@ -22,7 +22,8 @@ def record(dataset, model, accs, seed=0, vectors=2.5, alg="fadamgt", row=None):
     """A run record with test accuracy `accs[r-1]` at round r (None: not evaluated), labelled with its row (by
     default the row of `dataset`)."""
     cfg = {"algorithm": alg, "dataset": dataset, "seed": seed, "n_clients": 8, "clients_per_round": 4,
-           "tracking_size": 2, "local_steps": 3, "alpha": 0.1, "rounds": len(accs), "target_acc": 0.5, "lr": 0.05}
+           "hparams": {"tracking_size": 2}, "local_steps": 3, "alpha": 0.1, "rounds": len(accs), "target_acc": 0.5,
+           "lr": 0.05}
     return {"config": cfg, "model": {"name": model}, "comm": {"vectors_per_round": vectors},
             "summary": {"status": "ok", "rounds_to_target": None, "comm_to_target": None},
             "fingerprint": f"{alg}-{seed}",

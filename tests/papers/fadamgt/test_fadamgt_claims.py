@@ -45,14 +45,15 @@ def record(cfg: dict, reach: int | None, rounds: int, *, vectors: float = 2.0, t
             "comm": {"vectors_per_round": vectors},
             "summary": {"status": "ok", "rounds_to_target": reach, "comm_to_target": None, "best_test_acc": max(accs),
                         "final_test_acc": accs[-1], "rounds_run": rounds, "wall_s": 0.0},
-            "fingerprint": f"{cfg['algorithm']}-{cfg['seed']}-{cfg.get('tracking_size')}-{cfg.get('alpha')}",
+            "fingerprint": f"{cfg['algorithm']}-{cfg['seed']}-{cfg['hparams']['tracking_size']}-{cfg.get('alpha')}",
             "labels": {"row": row, "split": split, "algorithm": cfg["algorithm"], "seed": cfg["seed"]},
             "rounds": [{"round": r, "test_acc": a, "comm_vectors": vectors * r} for r, a in enumerate(accs, 1)]}
 
 
 def base_cfg(alg, seed, dataset="synthetic", **kw):
     return {"algorithm": alg, "dataset": dataset, "seed": seed, "n_clients": 20, "clients_per_round": 4,
-            "tracking_size": kw.pop("tracking_size", 2), "local_steps": 3, "alpha": kw.pop("alpha", 0.1), **kw}
+            "hparams": {"tracking_size": kw.pop("tracking_size", 2)}, "local_steps": 3, "alpha": kw.pop("alpha", 0.1),
+            **kw}
 
 
 # ---------------------------------------------------------------------------------------------- costs off the curve

@@ -141,9 +141,10 @@ def test_monotone_claim_on_final_accuracy_in_full():
         "X", "t", "s", "q", C.INCONCLUSIVE, "all", MONO_RULE)
     assert c.cause == C.NOT_CONVERGED
     assert c.evidence == [
-        f"better: {DIG}: α=0.05 70.2 vs α=0.01 50.2; Δ = 20.0 [20.0, 20.0] (n = 3), Holm p = 1.58e-32, δ = 1.0",
+        f"unknown: {DIG}: α=0.05 70.2 vs α=0.01 50.2; Δ = 20.0 [20.0, 20.0] (n = 3); not decided: not converged: "
+        "α=0.05 too short, δ = 1.0",                        # too short to tell is not known to be flat (rule 7)
         f"unknown: {DIG}: α=1 90.2 vs α=0.05 70.2; Δ = 20.0 [20.0, 20.0] (n = 3); not decided: not converged: α=1 "
-        "still falling, δ = 1.0",
+        "still falling, α=0.05 too short, δ = 1.0",
         f"convergence: still moving at the last round on {DIG}: α=1 still falling; their final accuracies are read "
         "before the curves flatten"]
     fin = "final accuracy (%)"

@@ -149,7 +149,8 @@ def test_figure3_writes_its_files_from_a_tiny_grid(tmp_path):
     records = grid.labelled(run_many(grid.configs_of(cells), tmp_path / "cache", workers=1, verbose=False), cells)
     result = fig3.build(records, settings)
     paths = fig3.write(result, settings, tmp_path / "out")
-    assert {p.name for p in paths} == {"fig3.png", "fig3.svg", "fig3.csv", "fig3.md", "fig3.json", "fig3_metrics.json"}
+    assert {p.name for p in paths} == {"fig3.png", "fig3.svg", "fig3.csv", "fig3.md", "fig3.json", "fig3_metrics.json",
+                                       "fig3_curves.csv"}
     curves = pd.read_csv(tmp_path / "out" / "fig3.csv")
     assert sorted(curves["value"].unique()) == [1, 3] and curves["round"].max() == 3
     meta = json.loads((tmp_path / "out" / "fig3.json").read_text())
