@@ -7,10 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from polling import wait_until
 
 from fedlib import experiments, fanout
 from fedlib.config import ConfigError
@@ -201,15 +201,6 @@ def _session(sid: int) -> dict[int, str]:
     return found
 
 
-def _wait(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return predicate()
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_driver_takes_its_fork_server_and_workers_with_it(tmp_path):
@@ -223,9 +214,9 @@ def test_a_killed_driver_takes_its_fork_server_and_workers_with_it(tmp_path):
                               cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.DEVNULL)
     try:
         servers = lambda: [c for c in _session(driver.pid).values() if "multiprocessing.forkserver" in c]
-        assert _wait(lambda: len(servers()) == 3, 120), _session(driver.pid)     # the server and its 2 workers
+        assert wait_until(lambda: len(servers()) == 3, 120), _session(driver.pid)     # the server and its 2 workers
         os.kill(driver.pid, signal.SIGKILL)
-        assert _wait(lambda: _session(driver.pid) == {}, 30), _session(driver.pid)
+        assert wait_until(lambda: _session(driver.pid) == {}, 30), _session(driver.pid)
     finally:
         driver.kill()
         driver.wait()

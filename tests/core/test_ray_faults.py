@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from polling import wait_until
 
 from fedlib import experiments, fanout
 
@@ -104,15 +105,6 @@ def _node_processes(node) -> set[int]:
     return pids
 
 
-def _wait(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return predicate()
-
-
 def test_a_removed_node_loses_its_run_in_flight_only_and_the_run_comes_back_identical(tmp_path, serial_records,
                                                                                      monkeypatch, capfd):
     cluster, (doomed, _) = _cluster(2)
@@ -162,9 +154,9 @@ def test_a_removed_node_loses_its_run_in_flight_only_and_the_run_comes_back_iden
         assert {r["fingerprint"]: canonical(r) for r in records} == serial_records        # (c) byte for byte
         assert {p.stem: canonical(json.loads(p.read_text())) for p in tmp_path.glob("*.json")} == serial_records
         assert seen["computing"]                  # the node was computing a run: the checks below prove something
-        assert _wait(lambda: not any(map(_live, seen["processes"])), 30), \
+        assert wait_until(lambda: not any(map(_live, seen["processes"])), 30), \
             [p for p in seen["processes"] if _live(p)]                                    # (d) the node is gone
-        assert _wait(lambda: not _titled("ray::fedlib-run-"), 30)                  # nothing computes on
+        assert wait_until(lambda: not _titled("ray::fedlib-run-"), 30)                  # nothing computes on
         print(f"\nnode loss: run {lost} back {seen['yielded'][lost] - seen['removed']:.1f} s after its node was "
               f"removed; the node's {len(seen['processes'])} processes gone")
     finally:
@@ -211,13 +203,13 @@ def test_a_killed_driver_leaves_whole_records_and_no_process_and_the_rerun_runs_
     cache = tmp_path / "cache"
     driver = _driver(tmp_path, backend, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert _wait(lambda: len(list(cache.glob("*.json"))) >= 2, 240), "no record within 240 s"
+        assert wait_until(lambda: len(list(cache.glob("*.json"))) >= 2, 240), "no record within 240 s"
         computing = _titled("ray::fedlib-run-") if backend == "ray" else _session(driver.pid)[1:]
         assert computing, "no process computing when the driver is killed: the check below would prove nothing"
         os.kill(driver.pid, signal.SIGKILL)
         killed = time.monotonic()
         driver.wait()
-        assert _wait(lambda: not _session(driver.pid) and not _titled("ray::fedlib-run-")
+        assert wait_until(lambda: not _session(driver.pid) and not _titled("ray::fedlib-run-")
                      and not _titled("ray::Ledger"), 60), (_session(driver.pid), _titled("ray::"))
         gone = time.monotonic() - killed
         whole = {p.stem: json.loads(p.read_text()) for p in cache.glob("*.json")}        # only whole records
